@@ -25,6 +25,7 @@ from .cards import DECK, card_color, card_rank
 from .deal import deal_team
 
 __all__ = [
+    "BACK_COLOURS",
     "DEAD_ROUND_ROTATIONS",
     "Options",
     "Outcome",
@@ -39,6 +40,9 @@ __all__ = [
     "round_scores",
     "state_digest",
 ]
+
+BACK_COLOURS: Final = ("red", "blue", "green", "purple", "orange", "teal", "brown", "grey")
+"""Default card-back colours, one per team in order (a table has at most 8 teams)."""
 
 DEAD_ROUND_ROTATIONS: Final = 3
 """Rotations with no card played after which the next all-stuck moment ends the round."""
@@ -78,6 +82,9 @@ class Table:
     options: Options
     team_names: tuple[str, ...]
     team_players: tuple[tuple[str, ...], ...]
+    back_colours: tuple[str, ...] = ()
+    """Each team's card-back colour (cosmetic: not part of the state hash); by default from
+    ``BACK_COLOURS`` in team order."""
     player_team: dict[str, int] = field(init=False, compare=False, hash=False)
     fingerprint: bytes = field(init=False, compare=False, hash=False)
 
@@ -97,6 +104,10 @@ class Table:
                     raise ValueError(f"player name {player!r} is used twice")
                 player_team[player] = index
         object.__setattr__(self, "player_team", player_team)
+        if not self.back_colours:
+            object.__setattr__(self, "back_colours", BACK_COLOURS[: len(self.team_names)])
+        elif len(self.back_colours) != len(self.team_names):
+            raise ValueError("every team needs one back colour")
         material = repr((self.options.to_wire(), self.team_names, self.team_players))
         object.__setattr__(self, "fingerprint", hashlib.sha256(material.encode()).digest()[:16])
 

@@ -25,6 +25,12 @@ def test_partners_share_one_tableau() -> None:
     assert foundations(state) == [{"cards": ["AS", "2S"], "owners": ["red", "red"]}]
 
 
+def test_every_team_has_its_own_back_colour() -> None:
+    state = layout(team("red", ("ann",)), team("blue", ("bo",)), team("green", ("cy",)))
+    colours = state.table.back_colours
+    assert len(colours) == 3 and len(set(colours)) == 3
+
+
 def test_someone_not_at_the_table_is_rejected() -> None:
     state = layout(team(nerts="AS"))
     result = act(state, "zed", "play", "AS", "nerts", "f")

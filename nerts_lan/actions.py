@@ -14,6 +14,7 @@ from typing import Any, Final, TypeAlias
 from .cards import Card, CardError
 
 __all__ = [
+    "ACTION_TYPES",
     "MAX_NAME_LENGTH",
     "Action",
     "CallNerts",
@@ -104,6 +105,9 @@ class CallNerts:
 
 
 Action: TypeAlias = Play | SlideUnder | Flip | DeclareStuck | CallNerts
+
+ACTION_TYPES: Final = (Play, SlideUnder, Flip, DeclareStuck, CallNerts)
+"""Every action class, for ``isinstance`` checks."""
 
 
 def action_from_wire(data: Any) -> Action:

@@ -1,0 +1,243 @@
+"""A replica of one round: the engine plus the agreed order of everyone's actions.
+
+The network orders every action by a key ``(lamport_timestamp, peer_id)``. An entry is *stable*
+once nothing can still sort before it; until then it is *pending*. The replica keeps
+
+- the stable state (the fold of every stable entry, identical on every peer), and
+- the pending tail, sorted by key, and the *view*: the stable state with the pending tail
+  replayed on top, which is what the player sees.
+
+A local action is applied to the view at once (optimistic play). A remote entry that sorts after
+every pending one is applied incrementally; one that sorts before some of them makes the view be
+rebuilt from the stable state (cheap: states share their piles). Every change is reported as
+events, the same for local and remote actions: an action applied, an action that lost a race and
+now stands rejected (its card goes back), and the round's end once it is stable.
+
+Payloads from the network are hostile: a payload that is not a valid action is kept in the log as
+a rejected entry (identically on every peer), never an exception.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from .actions import ACTION_TYPES, Action, MalformedError, action_from_wire
+from .engine import Outcome, Rejection, State, apply, replay, round_scores, state_digest
+
+__all__ = [
+    "ActionApplied",
+    "ActionRejected",
+    "EntryKey",
+    "Replica",
+    "ReplicaEvent",
+    "RoundEnded",
+    "replay_log",
+]
+
+EntryKey: TypeAlias = tuple[int, str]
+"""The total order of the log: (Lamport timestamp, peer id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ActionApplied:
+    """An action now counts in the view (first time, or again after a reorder)."""
+
+    key: EntryKey
+    action: Action
+    local: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRejected:
+    """An action does not count in the view: refused at its place in the order.
+
+    ``lost_race_to`` names the player whose earlier-ordered action took its place, when the
+    action had counted in the view before that action arrived (its card goes back).
+    """
+
+    key: EntryKey
+    action: Action | None
+    reason: str
+    local: bool
+    lost_race_to: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnded:
+    """The round's end is stable: its outcome and scores are final on every peer."""
+
+    outcome: Outcome
+    scores: dict[str, int]
+
+
+ReplicaEvent: TypeAlias = ActionApplied | ActionRejected | RoundEnded
+
+
+class Replica:
+    """One peer's copy of a round: stable state, pending tail and the optimistic view."""
+
+    def __init__(self, initial: State, local_peer: str) -> None:
+        self.local_peer = local_peer
+        self._stable = initial
+        self._stable_count = 0
+        self._last_stable_key: EntryKey | None = None
+        self._keys: list[EntryKey] = []
+        self._actions: list[Action | None] = []
+        self._malformed: list[str] = []
+        self._results: list[Rejection | None] = []
+        self._view = initial
+        self._ended = False
+        self.rebuilds = 0
+        """How many times a remote entry made the view be rebuilt (a rollback)."""
+
+    @property
+    def view(self) -> State:
+        """The state the player sees: stable state plus the pending tail."""
+        return self._view
+
+    @property
+    def stable(self) -> State:
+        """The state of the stable prefix, identical on every peer."""
+        return self._stable
+
+    @property
+    def stable_count(self) -> int:
+        """How many entries are stable."""
+        return self._stable_count
+
+    @property
+    def pending(self) -> list[tuple[EntryKey, Action | None, Rejection | None]]:
+        """The pending entries in order, each with its current result in the view."""
+        return list(zip(self._keys, self._actions, self._results))
+
+    def stable_digest(self) -> bytes:
+        return state_digest(self._stable)
+
+    def add(self, key: EntryKey, payload: Any) -> list[ReplicaEvent]:
+        """Add an entry (local or remote) to the pending tail; the events it causes in the view."""
+        if self._last_stable_key is not None and key <= self._last_stable_key:
+            raise ValueError(f"entry {key} sorts before the stable prefix")
+        action, malformed = _decode(payload)
+        local = key[1] == self.local_peer
+        position = bisect.bisect_left(self._keys, key)
+        if position < len(self._keys) and self._keys[position] == key:
+            raise ValueError(f"entry {key} is already in the log")
+        self._keys.insert(position, key)
+        self._actions.insert(position, action)
+        self._malformed.insert(position, malformed)
+        if position == len(self._keys) - 1:
+            result = self._apply_to_view(action, malformed)
+            self._results.append(result)
+            return [self._event(key, action, result, local)]
+        self._results.insert(position, None)
+        return self._rebuild(changed_at=position, cause=action)
+
+    def stabilize(self, up_to: EntryKey) -> list[ReplicaEvent]:
+        """Every pending entry with a key up to ``up_to`` is stable now."""
+        count = bisect.bisect_right(self._keys, up_to)
+        if count == 0:
+            return []
+        state = self._stable
+        for action, malformed in zip(self._actions[:count], self._malformed[:count]):
+            if action is not None and not malformed:
+                after = apply(state, action)
+                if not isinstance(after, Rejection):
+                    state = after
+        self._stable = state
+        self._stable_count += count
+        self._last_stable_key = self._keys[count - 1]
+        del self._keys[:count], self._actions[:count], self._malformed[:count]
+        del self._results[:count]
+        if state.outcome is not None and not self._ended:
+            self._ended = True
+            return [RoundEnded(state.outcome, round_scores(state))]
+        return []
+
+    def reset(
+        self,
+        stable: State,
+        stable_count: int,
+        last_key: EntryKey | None,
+        pending: Iterable[tuple[EntryKey, Any]] = (),
+    ) -> list[ReplicaEvent]:
+        """Install a snapshot (after catching up or resynchronising) and replay ``pending``."""
+        self._stable = stable
+        self._stable_count = stable_count
+        self._last_stable_key = last_key
+        self._keys, self._actions, self._malformed, self._results = [], [], [], []
+        self._view = stable
+        self._ended = stable.outcome is not None
+        events: list[ReplicaEvent] = []
+        for key, payload in sorted(pending, key=lambda item: item[0]):
+            events.extend(self.add(key, payload))
+        return events
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _apply_to_view(self, action: Action | None, malformed: str) -> Rejection | None:
+        if action is None:
+            return Rejection(malformed)
+        after = apply(self._view, action)
+        if isinstance(after, Rejection):
+            return after
+        self._view = after
+        return None
+
+    def _rebuild(self, changed_at: int, cause: Action | None) -> list[ReplicaEvent]:
+        """Replay the pending tail from the stable state; events for every result that changed."""
+        self.rebuilds += 1
+        state = self._stable
+        events: list[ReplicaEvent] = []
+        for index, (key, action) in enumerate(zip(self._keys, self._actions)):
+            malformed = self._malformed[index]
+            if action is None:
+                result: Rejection | None = Rejection(malformed)
+            else:
+                after = apply(state, action)
+                if isinstance(after, Rejection):
+                    result = after
+                else:
+                    state = after
+                    result = None
+            local = key[1] == self.local_peer
+            if index == changed_at:
+                events.append(self._event(key, action, result, local))
+            elif index > changed_at:
+                before = self._results[index]
+                if (before is None) != (result is None):
+                    if result is None:
+                        events.append(ActionApplied(key, action, local))  # type: ignore[arg-type]
+                    else:
+                        winner = cause.by if cause is not None else None
+                        events.append(ActionRejected(key, action, result.reason, local, winner))
+            self._results[index] = result
+        self._view = state
+        return events
+
+    @staticmethod
+    def _event(
+        key: EntryKey, action: Action | None, result: Rejection | None, local: bool
+    ) -> ReplicaEvent:
+        if result is None and action is not None:
+            return ActionApplied(key, action, local)
+        reason = result.reason if result is not None else "malformed action"
+        return ActionRejected(key, action, reason, local)
+
+
+def _decode(payload: Any) -> tuple[Action | None, str]:
+    """The action of a payload (an Action or its wire form), or None and why it is malformed."""
+    if isinstance(payload, ACTION_TYPES):
+        return payload, ""
+    try:
+        return action_from_wire(payload), ""
+    except MalformedError as error:
+        return None, f"malformed action: {error}"
+
+
+def replay_log(initial: State, entries: Iterable[tuple[EntryKey, Any]]) -> State:
+    """The state of a whole ordered log of (key, payload) entries, malformed ones skipped."""
+    decoded = (_decode(payload)[0] for _, payload in sorted(entries, key=lambda e: e[0]))
+    return replay(initial, [action for action in decoded if action is not None])[0]

@@ -1,0 +1,121 @@
+"""The replica: optimistic local play, rollback on reorder, stable prefix, events."""
+
+from __future__ import annotations
+
+import random
+
+from nerts_lan.actions import CallNerts, Flip, Play
+from nerts_lan.cards import Card
+from nerts_lan.engine import (
+    Options,
+    Rejection,
+    Table,
+    apply,
+    deal_round,
+    legal_actions,
+    state_digest,
+)
+from nerts_lan.replica import ActionApplied, ActionRejected, Replica, RoundEnded, replay_log
+
+from .kit import layout, piles, team
+
+
+def _race_table() -> tuple[Replica, Replica]:
+    state = layout(
+        team("red", ("ann",), nerts="2S"),
+        team("blue", ("bo",), waste="2S"),
+        foundations=(("AS", "red"),),
+    )
+    return Replica(state, "A"), Replica(state, "B")
+
+
+ANN_2S = Play("ann", Card.parse("2S"), "nerts", "f1")
+BO_2S = Play("bo", Card.parse("2S"), "waste", "f1")
+
+
+def test_a_local_action_shows_at_once_and_is_not_stable_yet() -> None:
+    replica, _ = _race_table()
+    events = replica.add((1, "A"), ANN_2S)
+    assert events == [ActionApplied((1, "A"), ANN_2S, local=True)]
+    assert piles(replica.view)["nerts"] == []
+    assert piles(replica.stable)["nerts"] == ["2S"]
+
+
+def test_a_race_is_decided_by_the_order_and_the_loser_snaps_back() -> None:
+    a, b = _race_table()
+    # Both play 2S at once: ann's action has timestamp 3, bo's timestamp 2, so bo's comes first.
+    a.add((3, "A"), ANN_2S)
+    b.add((2, "B"), BO_2S)
+    events = a.add((2, "B"), BO_2S)
+    assert (
+        ActionRejected((3, "A"), ANN_2S, "f1 does not take 2S", local=True, lost_race_to="bo")
+        in events
+    )
+    assert piles(a.view)["nerts"] == ["2S"]  # ann's card went back
+    assert a.rebuilds == 1
+    b_events = b.add((3, "A"), ANN_2S)
+    assert b_events == [ActionRejected((3, "A"), ANN_2S, "f1 does not take 2S", local=False)]
+    for replica in (a, b):
+        replica.stabilize((3, "A"))
+    assert a.stable_digest() == b.stable_digest()
+    assert a.stable.f_owners == ((0, 1),)
+
+
+def test_a_tie_in_timestamps_is_broken_by_peer_id_everywhere() -> None:
+    a, b = _race_table()
+    a.add((5, "A"), ANN_2S)
+    b.add((5, "B"), BO_2S)
+    a.add((5, "B"), BO_2S)
+    b.add((5, "A"), ANN_2S)
+    assert state_digest(a.view) == state_digest(b.view)
+    assert a.view.f_owners == ((0, 0),)  # "A" sorts before "B": ann wins
+
+
+def test_malformed_payloads_are_rejected_entries_not_crashes() -> None:
+    replica, _ = _race_table()
+    events = replica.add((1, "B"), {"by": "bo", "do": "teleport"})
+    assert isinstance(events[0], ActionRejected) and "malformed action" in events[0].reason
+    events = replica.add((2, "B"), b"\x00garbage")
+    assert isinstance(events[0], ActionRejected)
+    events = replica.add((3, "A"), ANN_2S.to_wire())
+    assert events == [ActionApplied((3, "A"), ANN_2S, local=True)]
+
+
+def test_the_round_ends_once_the_nerts_call_is_stable() -> None:
+    state = layout(team("red", ("ann",), nerts="AS"), caller_bonus=5)
+    replica = Replica(state, "A")
+    replica.add((1, "A"), Play("ann", Card.parse("AS"), "nerts", "f"))
+    replica.add((2, "A"), CallNerts("ann"))
+    assert replica.view.over and not replica.stable.over
+    assert replica.stabilize((1, "A")) == []
+    events = replica.stabilize((2, "A"))
+    assert len(events) == 1 and isinstance(events[0], RoundEnded)
+    assert events[0].scores == {"red": 6}
+
+
+def test_any_arrival_order_gives_the_same_view_and_stable_state() -> None:
+    table = Table(Options(), ("a", "b", "c"), (("x",), ("y",), ("z",)))
+    initial = deal_round(table, "arrival")
+    rng = random.Random(7)
+    entries = []
+    view = initial
+    for ts in range(1, 150):
+        peer = rng.choice("xyz")
+        action = rng.choice(legal_actions(view, peer) or [Flip(peer)])
+        entries.append(((ts, peer), action))
+        after = apply(view, action)
+        if not isinstance(after, Rejection):
+            view = after
+    expected = replay_log(initial, entries)
+    digests = set()
+    for trial in range(5):
+        order = entries[:]
+        random.Random(trial).shuffle(order)
+        replica = Replica(initial, "x")
+        for key, action in order:
+            replica.add(key, action)
+        assert state_digest(replica.view) == state_digest(expected)
+        replica.stabilize(entries[len(entries) // 2][0])
+        replica.stabilize(entries[-1][0])
+        digests.add(replica.stable_digest())
+    assert digests == {state_digest(expected)}

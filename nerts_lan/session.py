@@ -1,0 +1,121 @@
+"""What a seat at a table looks like to its user (the window, a headless peer, a test).
+
+A *session* is one machine's place at one table: it hosts the replica of the current round, runs
+the match from round to round, carries the local players' intents to the table (over the network,
+or straight to a local replica in practice mode) and hands back what changed, as events. The
+window polls it once per frame; nothing in a session blocks or draws.
+
+Two implementations share this interface: the practice session (this machine alone, bots in the
+other seats) and the network session (peers on the LAN).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, TypeAlias
+
+from .actions import Action
+from .engine import State, Table
+from .replica import ActionApplied, ActionRejected, RoundEnded
+from .scoring import Match
+
+__all__ = [
+    "CursorMoved",
+    "MatchEnded",
+    "PeerBack",
+    "PeerLost",
+    "RoundStarted",
+    "Session",
+    "SessionEvent",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStarted:
+    """A new round is dealt: ``number`` counts from 1 within the match."""
+
+    number: int
+    state: State
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnded:
+    """The match is over: ``match.winner`` won, ``match.differences()`` says by how much."""
+
+    match: Match
+
+
+@dataclass(frozen=True, slots=True)
+class PeerLost:
+    """A member went silent; ``players`` are the seats it held (a bot may take them over)."""
+
+    peer: str
+    players: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PeerBack:
+    """A member that was lost is back and holds its seats again."""
+
+    peer: str
+    players: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CursorMoved:
+    """Another player's pointer (ephemeral, outside the ordered log), in table units 0..1.
+
+    ``holding`` names the cards it drags (bottom first), empty when it holds nothing.
+    """
+
+    player: str
+    x: float
+    y: float
+    holding: tuple[str, ...] = ()
+
+
+SessionEvent: TypeAlias = (
+    ActionApplied | ActionRejected | RoundEnded | RoundStarted | MatchEnded | PeerLost | PeerBack
+    | CursorMoved
+)
+
+
+class Session(Protocol):
+    """One machine's seat(s) at a table."""
+
+    @property
+    def local_players(self) -> tuple[str, ...]:
+        """The players this machine controls (a person, usually one)."""
+        ...
+
+    @property
+    def table(self) -> Table:
+        """Teams, players and options of the current round."""
+        ...
+
+    @property
+    def view(self) -> State:
+        """The current round as this machine sees it (optimistic: local actions show at once)."""
+        ...
+
+    @property
+    def match(self) -> Match:
+        """Scores of the finished rounds."""
+        ...
+
+    def submit(self, action: Action) -> None:
+        """Send a local player's intent; its fate arrives as an event from ``poll``."""
+        ...
+
+    def send_cursor(self, player: str, x: float, y: float, holding: tuple[str, ...]) -> None:
+        """Share a local player's pointer with the table (best effort, never ordered)."""
+        ...
+
+    def poll(self, now: float) -> list[SessionEvent]:
+        """Advance to time ``now`` (seconds, monotonic) and return what changed since the last
+        call, in order."""
+        ...
+
+    def close(self) -> None:
+        """Leave the table."""
+        ...

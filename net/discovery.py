@@ -1,0 +1,182 @@
+"""mDNS discovery: advertise a service instance and browse for others (python-zeroconf).
+
+Generic: an advert is a service type, a unique instance id, a display name, a TCP port and a few
+string properties (the TXT record); what they mean is the application's business. Everything
+runs in the asyncio loop (the ``async_`` prefix says so) and is bound to one IPv4 address when
+``interface`` is given, so tests stay on 127.0.0.1 or inside their own network namespaces.
+
+Instance names are ``"<display name> [<instance id>]"``: two tables with the same display name stay
+distinct without relying on the RFC's probing step, which lets ``register`` skip probing (about
+10 ms to be seen instead of about 1.2 s) unless ``probe=True`` is asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from zeroconf import IPVersion, ServiceStateChange, Zeroconf
+from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
+
+__all__ = [
+    "MAX_PROPERTY_LENGTH",
+    "Advert",
+    "Discovery",
+    "DiscoveryError",
+]
+
+MAX_PROPERTY_LENGTH = 200
+"""Longest TXT value accepted from the network; longer ones make the advert be ignored."""
+
+_RESOLVE_TIMEOUT_MS = 3000
+
+
+class DiscoveryError(ValueError):
+    """An advert that cannot be published (a bad name, port or property)."""
+
+
+@dataclass(frozen=True)
+class Advert:
+    """One advertised service instance."""
+
+    service_type: str
+    instance_id: str
+    display_name: str
+    port: int
+    properties: Mapping[str, str] = field(default_factory=dict)
+    addresses: tuple[str, ...] = ()
+
+    @property
+    def instance_name(self) -> str:
+        return f"{self.display_name} [{self.instance_id}].{self.service_type}"
+
+
+class Discovery:
+    """Advertise adverts and watch a service type on one zeroconf instance."""
+
+    def __init__(self, interface: str | None = None) -> None:
+        self.interface = interface
+        interfaces = [interface] if interface else None
+        kwargs = {"interfaces": interfaces} if interfaces else {}
+        self._zeroconf = AsyncZeroconf(ip_version=IPVersion.V4Only, **kwargs)  # type: ignore[arg-type]
+        self._published: dict[str, AsyncServiceInfo] = {}
+        self._browsers: list[AsyncServiceBrowser] = []
+        self._seen: dict[str, Advert] = {}
+        self._pending: set[asyncio.Task[None]] = set()
+
+    @property
+    def seen(self) -> dict[str, Advert]:
+        """Adverts seen by the browsers, by instance name."""
+        return dict(self._seen)
+
+    async def async_publish(self, advert: Advert, probe: bool = False) -> None:
+        """Advertise ``advert``, or update it if already published."""
+        info = self._info(advert)
+        if advert.instance_name in self._published:
+            await self._zeroconf.async_update_service(info)
+        else:
+            await self._zeroconf.async_register_service(info, cooperating_responders=not probe)
+        self._published[advert.instance_name] = info
+
+    async def async_withdraw(self, advert: Advert) -> None:
+        """Stop advertising ``advert`` (others see it go at once)."""
+        info = self._published.pop(advert.instance_name, None)
+        if info is not None:
+            await self._zeroconf.async_unregister_service(info)
+
+    def browse(self, service_type: str, on_change: Callable[[str, Advert | None], None]) -> None:
+        """Watch ``service_type``; ``on_change(instance_name, advert or None when gone)``.
+
+        Must be called from the event loop's thread.
+        """
+
+        def handler(
+            zeroconf: Zeroconf, service_type: str, name: str, state_change: ServiceStateChange
+        ) -> None:
+            if state_change is ServiceStateChange.Removed:
+                if self._seen.pop(name, None) is not None:
+                    on_change(name, None)
+                return
+            task = asyncio.ensure_future(self._resolve(service_type, name, on_change))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+
+        self._browsers.append(
+            AsyncServiceBrowser(self._zeroconf.zeroconf, service_type, handlers=[handler])
+        )
+
+    async def async_close(self) -> None:
+        """Withdraw every advert, stop browsing and close the sockets."""
+        for browser in self._browsers:
+            await browser.async_cancel()
+        for task in list(self._pending):
+            task.cancel()
+        for info in list(self._published.values()):
+            await self._zeroconf.async_unregister_service(info)
+        self._published.clear()
+        await self._zeroconf.async_close()
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _info(self, advert: Advert) -> AsyncServiceInfo:
+        _check_advert(advert)
+        addresses = advert.addresses or ((self.interface,) if self.interface else ())
+        packed = [socket.inet_aton(a) for a in addresses]
+        host = f"nerts-{advert.instance_id}.local."
+        return AsyncServiceInfo(
+            advert.service_type,
+            advert.instance_name,
+            port=advert.port,
+            properties=dict(advert.properties),
+            addresses=packed,
+            server=host,
+        )
+
+    async def _resolve(
+        self, service_type: str, name: str, on_change: Callable[[str, Advert | None], None]
+    ) -> None:
+        info = AsyncServiceInfo(service_type, name)
+        if not await info.async_request(self._zeroconf.zeroconf, _RESOLVE_TIMEOUT_MS):
+            return
+        advert = _advert_from_info(service_type, name, info)
+        if advert is None:
+            return  # hostile or foreign: ignore it rather than show garbage
+        if self._seen.get(name) != advert:
+            self._seen[name] = advert
+            on_change(name, advert)
+
+
+def _check_advert(advert: Advert) -> None:
+    if not advert.service_type.endswith("._tcp.local."):
+        raise DiscoveryError(f"bad service type {advert.service_type!r}")
+    if not advert.instance_id.isalnum() or len(advert.instance_id) > 16:
+        raise DiscoveryError(f"bad instance id {advert.instance_id!r}")
+    if not advert.display_name or len(advert.display_name.encode()) > 40:
+        raise DiscoveryError("a display name must be 1 to 40 bytes long")
+    if not 1 <= advert.port <= 65535:
+        raise DiscoveryError(f"bad port {advert.port}")
+    for key, value in advert.properties.items():
+        if len(key) > 9 or len(value.encode()) > MAX_PROPERTY_LENGTH:
+            raise DiscoveryError(f"property {key!r} is too long")
+
+
+def _advert_from_info(service_type: str, name: str, info: AsyncServiceInfo) -> Advert | None:
+    """The advert a resolved record describes, or None when it is not of our form."""
+    suffix = "." + service_type
+    if not name.endswith(suffix) or info.port is None:
+        return None
+    instance = name[: -len(suffix)]
+    if not instance.endswith("]") or " [" not in instance:
+        return None
+    display_name, _, instance_id = instance[:-1].rpartition(" [")
+    properties: dict[str, str] = {}
+    for key, value in (info.decoded_properties or {}).items():
+        if value is None or len(value) > MAX_PROPERTY_LENGTH:
+            return None
+        properties[key] = value
+    addresses = tuple(a for a in info.parsed_addresses() if a.count(".") == 3)
+    if not addresses or not instance_id.isalnum():
+        return None
+    return Advert(service_type, instance_id, display_name, info.port, properties, addresses)

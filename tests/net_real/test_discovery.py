@@ -1,0 +1,94 @@
+"""Real mDNS on 127.0.0.1: adverts are seen, updated and withdrawn."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from net.discovery import Advert, Discovery, DiscoveryError
+
+SERVICE = "_nertstest._tcp.local."
+
+
+async def _wait_for(condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        await asyncio.sleep(0.005)
+
+
+def test_a_published_table_is_seen_updated_and_withdrawn() -> None:
+    async def scenario() -> None:
+        host = Discovery("127.0.0.1")
+        guest = Discovery("127.0.0.1")
+        changes: list[tuple[str, Advert | None]] = []
+        guest.browse(SERVICE, lambda name, advert: changes.append((name, advert)))
+        try:
+            same_name = [
+                Advert(SERVICE, "a1", "Kitchen", 4000, {"seats": "1/4"}),
+                Advert(SERVICE, "b2", "Kitchen", 4001, {"seats": "2/4"}),
+            ]
+            for advert in same_name:
+                await host.async_publish(advert)
+            await _wait_for(lambda: len(guest.seen) == 2)
+            seen = sorted(guest.seen.values(), key=lambda a: a.instance_id)
+            assert [(a.display_name, a.port, a.addresses) for a in seen] == [
+                ("Kitchen", 4000, ("127.0.0.1",)),
+                ("Kitchen", 4001, ("127.0.0.1",)),
+            ]
+            updated = Advert(SERVICE, "a1", "Kitchen", 4000, {"seats": "3/4"})
+            await host.async_publish(updated)
+            await _wait_for(
+                lambda: any(a.properties.get("seats") == "3/4" for a in guest.seen.values())
+            )
+            await host.async_withdraw(updated)
+            await _wait_for(lambda: len(guest.seen) == 1)
+            assert changes[-1] == (updated.instance_name, None)
+        finally:
+            await host.async_close()
+            await guest.async_close()
+
+    asyncio.run(scenario())
+
+
+def test_discovery_with_the_default_probing_step() -> None:
+    async def scenario() -> float:
+        host = Discovery("127.0.0.1")
+        guest = Discovery("127.0.0.1")
+        guest.browse(SERVICE, lambda name, advert: None)
+        try:
+            start = time.monotonic()
+            await host.async_publish(Advert(SERVICE, "c3", "Probed", 4002), probe=True)
+            await _wait_for(lambda: len(guest.seen) == 1)
+            return time.monotonic() - start
+        finally:
+            await host.async_close()
+            await guest.async_close()
+
+    elapsed = asyncio.run(scenario())
+    assert elapsed < 5.0
+
+
+@pytest.mark.parametrize(
+    "advert, message",
+    [
+        (Advert("_x._udp.local.", "a", "n", 1), "bad service type"),
+        (Advert(SERVICE, "a-b", "n", 1), "bad instance id"),
+        (Advert(SERVICE, "a", "", 1), "display name"),
+        (Advert(SERVICE, "a", "n", 70000), "bad port"),
+        (Advert(SERVICE, "a", "n", 1, {"k": "v" * 500}), "too long"),
+    ],
+)
+def test_bad_adverts_are_refused_with_a_reason(advert: Advert, message: str) -> None:
+    async def scenario() -> None:
+        discovery = Discovery("127.0.0.1")
+        try:
+            with pytest.raises(DiscoveryError, match=message):
+                await discovery.async_publish(advert)
+        finally:
+            await discovery.async_close()
+
+    asyncio.run(scenario())

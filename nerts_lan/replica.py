@@ -20,7 +20,7 @@ a rejected entry (identically on every peer), never an exception.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -79,8 +79,17 @@ ReplicaEvent: TypeAlias = ActionApplied | ActionRejected | RoundEnded
 class Replica:
     """One peer's copy of a round: stable state, pending tail and the optimistic view."""
 
-    def __init__(self, initial: State, local_peer: str) -> None:
+    def __init__(
+        self,
+        initial: State,
+        local_peer: str,
+        authorize: Callable[[str, Action], str | None] | None = None,
+    ) -> None:
+        """``authorize(peer, action)`` returns None when ``peer`` may make ``action``, else the
+        reason it may not (a peer acts only for the players it controls); it is asked again when
+        an entry becomes stable, so it must answer from the stable log up to that entry."""
         self.local_peer = local_peer
+        self._authorize = authorize
         self._stable = initial
         self._stable_count = 0
         self._last_stable_key: EntryKey | None = None
@@ -113,6 +122,13 @@ class Replica:
         """The pending entries in order, each with its current result in the view."""
         return list(zip(self._keys, self._actions, self._results))
 
+    def has(self, key: EntryKey) -> bool:
+        """True when ``key`` is pending here (or already stable)."""
+        if self._last_stable_key is not None and key <= self._last_stable_key:
+            return True
+        position = bisect.bisect_left(self._keys, key)
+        return position < len(self._keys) and self._keys[position] == key
+
     def stable_digest(self) -> bytes:
         return state_digest(self._stable)
 
@@ -129,11 +145,12 @@ class Replica:
         self._actions.insert(position, action)
         self._malformed.insert(position, malformed)
         if position == len(self._keys) - 1:
-            result = self._apply_to_view(action, malformed)
+            result, after = self._result(self._view, key, action, malformed)
+            self._view = after
             self._results.append(result)
             return [self._event(key, action, result, local)]
         self._results.insert(position, None)
-        return self._rebuild(changed_at=position, cause=action)
+        return self._rebuild(compare_from=position + 1, inserted=position, cause=action)
 
     def stabilize(self, up_to: EntryKey) -> list[ReplicaEvent]:
         """Every pending entry with a key up to ``up_to`` is stable now."""
@@ -141,11 +158,10 @@ class Replica:
         if count == 0:
             return []
         state = self._stable
-        for action, malformed in zip(self._actions[:count], self._malformed[:count]):
-            if action is not None and not malformed:
-                after = apply(state, action)
-                if not isinstance(after, Rejection):
-                    state = after
+        for key, action, malformed in zip(
+            self._keys[:count], self._actions[:count], self._malformed[:count]
+        ):
+            state = self._result(state, key, action, malformed)[1]
         self._stable = state
         self._stable_count += count
         self._last_stable_key = self._keys[count - 1]
@@ -177,40 +193,53 @@ class Replica:
 
     # --- helpers -------------------------------------------------------------------------------
 
-    def _apply_to_view(self, action: Action | None, malformed: str) -> Rejection | None:
-        if action is None:
-            return Rejection(malformed)
-        after = apply(self._view, action)
-        if isinstance(after, Rejection):
-            return after
-        self._view = after
-        return None
+    def retract(self, keys: Iterable[EntryKey]) -> list[ReplicaEvent]:
+        """Remove pending entries that will never be stable (cut off with an excluded peer)."""
+        doomed = set(keys)
+        kept = [i for i, key in enumerate(self._keys) if key not in doomed]
+        if len(kept) == len(self._keys):
+            return []
+        first_removed = next(i for i in range(len(self._keys)) if self._keys[i] in doomed)
+        self._keys = [self._keys[i] for i in kept]
+        self._actions = [self._actions[i] for i in kept]
+        self._malformed = [self._malformed[i] for i in kept]
+        self._results = [self._results[i] for i in kept]
+        return self._rebuild(compare_from=first_removed, inserted=None, cause=None)
 
-    def _rebuild(self, changed_at: int, cause: Action | None) -> list[ReplicaEvent]:
-        """Replay the pending tail from the stable state; events for every result that changed."""
+    def _result(
+        self, state: State, key: EntryKey, action: Action | None, malformed: str
+    ) -> tuple[Rejection | None, State]:
+        """An entry's result at ``state``, and the state after it."""
+        if action is None:
+            return Rejection(malformed), state
+        if self._authorize is not None:
+            refusal = self._authorize(key[1], action)
+            if refusal is not None:
+                return Rejection(refusal), state
+        after = apply(state, action)
+        if isinstance(after, Rejection):
+            return after, state
+        return None, after
+
+    def _rebuild(
+        self, compare_from: int, inserted: int | None, cause: Action | None
+    ) -> list[ReplicaEvent]:
+        """Replay the pending tail from the stable state: an event for the ``inserted`` entry and
+        for every entry from ``compare_from`` on whose result changed."""
         self.rebuilds += 1
         state = self._stable
         events: list[ReplicaEvent] = []
         for index, (key, action) in enumerate(zip(self._keys, self._actions)):
-            malformed = self._malformed[index]
-            if action is None:
-                result: Rejection | None = Rejection(malformed)
-            else:
-                after = apply(state, action)
-                if isinstance(after, Rejection):
-                    result = after
-                else:
-                    state = after
-                    result = None
+            result, state = self._result(state, key, action, self._malformed[index])
             local = key[1] == self.local_peer
-            if index == changed_at:
+            if index == inserted:
                 events.append(self._event(key, action, result, local))
-            elif index > changed_at:
+            elif index >= compare_from:
                 before = self._results[index]
                 if (before is None) != (result is None):
-                    if result is None:
-                        events.append(ActionApplied(key, action, local))  # type: ignore[arg-type]
-                    else:
+                    if result is None and action is not None:
+                        events.append(ActionApplied(key, action, local))
+                    elif result is not None:
                         winner = cause.by if cause is not None else None
                         events.append(ActionRejected(key, action, result.reason, local, winner))
             self._results[index] = result

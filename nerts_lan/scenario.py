@@ -15,9 +15,28 @@ from typing import Any, Final
 
 from .actions import Action, MalformedError, action_from_wire, check_name
 from .cards import DECK, Card, CardError, card_color, card_rank, card_suit
-from .engine import Options, Rejection, State, Table, Tableau, apply, deal_round, round_scores
+from .engine import (
+    DEAD_ROUND_ROTATIONS,
+    Options,
+    Outcome,
+    Rejection,
+    State,
+    Table,
+    Tableau,
+    apply,
+    deal_round,
+    round_scores,
+)
 
-__all__ = ["Scenario", "load_scenario", "parse_scenario_text", "run_scenario", "state_to_json"]
+__all__ = [
+    "Scenario",
+    "load_scenario",
+    "parse_scenario_text",
+    "run_scenario",
+    "state_from_snapshot",
+    "state_snapshot",
+    "state_to_json",
+]
 
 MAX_ACTIONS: Final = 1_000_000
 
@@ -150,6 +169,64 @@ def state_to_json(state: State) -> dict[str, Any]:
         "over": outcome is not None,
         "caller": outcome.caller if outcome is not None else None,
     }
+
+
+def state_snapshot(state: State) -> dict[str, Any]:
+    """The whole state as plain JSON/msgpack-ready data, for a peer that catches up."""
+    view = state_to_json(state)
+    outcome = state.outcome
+    return {
+        "options": state.table.options.to_wire(),
+        "colours": list(state.table.back_colours),
+        "teams": view["teams"],
+        "foundations": view["foundations"],
+        "rotations": state.rotations,
+        "outcome": None if outcome is None else [outcome.ending, outcome.caller],
+    }
+
+
+def state_from_snapshot(data: Any) -> State:
+    """The state a snapshot describes, checked as hostile input like a scenario."""
+    if not isinstance(data, dict):
+        raise MalformedError("a snapshot must be an object")
+    scenario = load_scenario(
+        {
+            "options": data.get("options", {}),
+            "teams": data.get("teams"),
+            "foundations": data.get("foundations", []),
+            "actions": [],
+        }
+    )
+    initial = scenario.initial
+    rotations = data.get("rotations", 0)
+    if type(rotations) is not int or not 0 <= rotations <= DEAD_ROUND_ROTATIONS:
+        raise MalformedError("snapshot field 'rotations' is out of range")
+    colours = data.get("colours", [])
+    if not (
+        isinstance(colours, list)
+        and len(colours) == len(initial.table.team_names)
+        and all(isinstance(c, str) and 0 < len(c) <= 32 for c in colours)
+    ):
+        raise MalformedError("snapshot field 'colours' must name one colour per team")
+    outcome = data.get("outcome")
+    ending: Outcome | None = None
+    if outcome is not None:
+        if not (
+            isinstance(outcome, list) and len(outcome) == 2 and outcome[0] in ("nerts", "dead")
+        ):
+            raise MalformedError("snapshot field 'outcome' is malformed")
+        caller = outcome[1]
+        if outcome[0] == "nerts" and caller not in initial.table.player_team:
+            raise MalformedError("snapshot outcome names an unknown caller")
+        if outcome[0] == "dead" and caller is not None:
+            raise MalformedError("a dead round has no caller")
+        ending = Outcome(outcome[0], caller)
+    table = Table(
+        initial.table.options, initial.table.team_names, initial.table.team_players, tuple(colours)
+    )
+    return State(
+        table, initial.teams, initial.f_cards, initial.f_owners, initial.f_next, rotations, ending
+    )
 
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -156,3 +156,16 @@ def test_a_different_log_gives_a_different_hash() -> None:
     assert state_digest(flipped_x) != state_digest(initial)
     other_table = Table(Options(caller_bonus=10), ("a", "b"), (("x",), ("y",)))
     assert state_digest(deal_round(other_table, "hash")) != state_digest(initial)
+
+
+@SETTINGS
+@given(games())
+def test_a_snapshot_round_trips_to_the_same_state(game: tuple[State, list[Action]]) -> None:
+    import json
+
+    from nerts_lan.scenario import state_from_snapshot, state_snapshot
+
+    initial, actions = game
+    state, _ = replay(initial, actions)
+    wire = json.loads(json.dumps(state_snapshot(state)))
+    assert state_digest(state_from_snapshot(wire)) == state_digest(state)

@@ -119,3 +119,34 @@ def test_any_arrival_order_gives_the_same_view_and_stable_state() -> None:
         replica.stabilize(entries[-1][0])
         digests.add(replica.stable_digest())
     assert digests == {state_digest(expected)}
+
+
+def test_entries_cut_off_with_an_excluded_peer_are_retracted_and_the_view_recovers() -> None:
+    a, _ = _race_table()
+    a.add((2, "B"), BO_2S)
+    events = a.add((3, "A"), ANN_2S)
+    assert isinstance(events[0], ActionRejected)
+    events = a.retract([(2, "B")])
+    assert events == [ActionApplied((3, "A"), ANN_2S, local=True)]
+    assert a.view.f_owners == ((0, 0),)
+    assert a.retract([(9, "Z")]) == []
+
+
+def test_a_peer_may_act_only_for_the_players_it_controls() -> None:
+    seats = {"ann": "A", "bo": "B"}
+
+    def authorize(peer: str, action: object) -> str | None:
+        player = action.by  # type: ignore[attr-defined]
+        return None if seats.get(player) == peer else f"{player} is not played from {peer}"
+
+    state = layout(
+        team("red", ("ann",), nerts="2S"),
+        team("blue", ("bo",), waste="2S"),
+        foundations=(("AS", "red"),),
+    )
+    replica = Replica(state, "A", authorize)
+    events = replica.add((1, "B"), ANN_2S)  # B forges an action in ann's name
+    assert events == [ActionRejected((1, "B"), ANN_2S, "ann is not played from B", local=False)]
+    replica.add((2, "A"), ANN_2S)
+    replica.stabilize((2, "A"))
+    assert replica.stable.f_owners == ((0, 0),)

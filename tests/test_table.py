@@ -1,0 +1,224 @@
+"""The table fold: lobby, seats, commit-reveal seed, authorised actions, lost seats, the match."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from nerts_lan.engine import legal_actions, state_digest
+from nerts_lan.replica import ActionRejected
+from nerts_lan.session import MatchEnded, PeerBack, PeerLost, RoundStarted
+from nerts_lan.table import CommitDue, EntryIgnored, RevealDue, TableMachine, commit_digest
+
+
+class Log:
+    """A hand-made total order fed to several machines, as the network core would."""
+
+    def __init__(self, peers: list[str]) -> None:
+        self.machines = {peer: TableMachine(peer) for peer in peers}
+        self.clock = 0
+        self.nonces: dict[tuple[str, int], bytes] = {}
+        self.events: dict[str, list[Any]] = {}
+
+    def join(self, *peers: str) -> None:
+        for machine in self.machines.values():
+            for peer in peers:
+                machine.member_joined(peer)
+
+    def post(self, peer: str, payload: dict[str, Any]) -> None:
+        self.clock += 1
+        for machine in self.machines.values():
+            machine.stable_entry((self.clock, peer), payload)
+        self._duties()
+
+    def gone(self, peer: str) -> None:
+        for name, machine in self.machines.items():
+            if name != peer:
+                machine.member_gone(peer)
+        self._duties()
+
+    def back(self, peer: str) -> None:
+        for name, machine in self.machines.items():
+            if name != peer:
+                machine.member_returned(peer)
+        self._duties()
+
+    def _duties(self) -> None:
+        # Each machine's duties are carried out by its own peer, as the session does.
+        for peer, machine in list(self.machines.items()):
+            for event in machine.take_events():
+                self.events.setdefault(peer, []).append(event)
+                if isinstance(event, CommitDue):
+                    nonce = os.urandom(32)
+                    self.nonces[(peer, event.round)] = nonce
+                    self.post(peer, {"k": "commit", "r": event.round, "d": commit_digest(nonce)})
+                elif isinstance(event, RevealDue):
+                    nonce = self.nonces[(peer, event.round)]
+                    self.post(peer, {"k": "reveal", "r": event.round, "n": nonce.hex()})
+
+
+@pytest.fixture
+def table() -> Log:
+    log = Log(["a", "b", "c"])
+    log.join("a")
+    log.post(
+        "a", {"k": "create", "settings": {"name": "Kitchen", "teams": 4, "options": {"target": 15}}}
+    )
+    log.join("b", "c")
+    for peer, name in (("a", "Ann"), ("b", "Bo"), ("c", "Cy")):
+        log.post(peer, {"k": "hello", "name": name})
+    return log
+
+
+def _start(log: Log) -> None:
+    log.post("a", {"k": "sit", "team": 0})
+    log.post("b", {"k": "sit", "team": 1})
+    log.post("a", {"k": "bot", "team": 2, "level": "hard"})
+    for peer in ("a", "b"):
+        log.post(peer, {"k": "ready", "on": True})
+    log.post("a", {"k": "start"})
+
+
+def test_seats_readiness_and_the_start_are_agreed(table: Log) -> None:
+    a = table.machines["a"]
+    table.post("a", {"k": "sit", "team": 0})
+    table.post("b", {"k": "sit", "team": 0})  # full in singles mode
+    assert [s.player for s in a.seats] == ["Ann"]
+    assert any(
+        isinstance(e, EntryIgnored) and "team Red is full" in e.reason for e in table.events["a"]
+    )
+    table.post("b", {"k": "sit", "team": 1})
+    table.post("c", {"k": "bot", "team": 2, "level": "hard"})  # only the host adds bots
+    assert a.can_start() == "waiting for Ann, Bo to be ready"
+    table.post("b", {"k": "start"})  # only the host starts
+    assert a.phase == "lobby"
+    table.post("a", {"k": "ready", "on": True})
+    table.post("b", {"k": "ready", "on": True})
+    assert a.can_start() is None
+    table.post("a", {"k": "start"})
+    assert {m.phase for m in table.machines.values()} == {"playing"}
+    digests = {state_digest(m.replica.view) for m in table.machines.values()}  # type: ignore[union-attr]
+    assert len(digests) == 1
+    assert a.round_table is not None and a.round_table.team_names == ("Red", "Blue")
+
+
+def test_the_seed_depends_on_every_members_nonce(table: Log) -> None:
+    _start(table)
+    first = table.machines["a"].replica.view  # type: ignore[union-attr]
+    again = Log(["a", "b", "c"])
+    again.join("a")
+    again.post(
+        "a", {"k": "create", "settings": {"name": "Kitchen", "teams": 4, "options": {"target": 15}}}
+    )
+    again.join("b", "c")
+    for peer, name in (("a", "Ann"), ("b", "Bo"), ("c", "Cy")):
+        again.post(peer, {"k": "hello", "name": name})
+    _start(again)
+    second = again.machines["a"].replica.view  # type: ignore[union-attr]
+    assert state_digest(first) != state_digest(second)  # fresh nonces, a fresh deal
+
+
+def test_a_bad_reveal_contributes_nothing_and_does_not_stall_the_round(table: Log) -> None:
+    a = table.machines["a"]
+    table.post("a", {"k": "sit", "team": 0})
+    table.post("a", {"k": "ready", "on": True})
+    # c cheats: its reveal will not match. Intercept its duties by hand.
+    original = table._duties
+
+    def cheating_duties() -> None:
+        for event in table.machines["c"].take_events():
+            if isinstance(event, RevealDue):
+                table.post("c", {"k": "reveal", "r": event.round, "n": "00" * 32})
+            elif isinstance(event, CommitDue):
+                table.post("c", {"k": "commit", "r": event.round, "d": "ab" * 32})
+        original()
+
+    table._duties = cheating_duties  # type: ignore[method-assign]
+    table.post("a", {"k": "start"})
+    assert a.phase == "playing" and a.reveals["c"] == ""
+
+
+def test_actions_count_only_from_the_laptop_that_plays_the_seat(table: Log) -> None:
+    _start(table)
+    a, b = table.machines["a"], table.machines["b"]
+    state = a.replica.view  # type: ignore[union-attr]
+    flip = next(x for x in legal_actions(state, "Ann") if type(x).__name__ == "Flip")
+    table.post("b", {"k": "act", "r": 1, "a": flip.to_wire()})  # b forges Ann's flip
+    assert any(
+        isinstance(e, ActionRejected) and "not played from that laptop" in e.reason
+        for e in table.events["a"]
+    )
+    table.post("a", {"k": "act", "r": 1, "a": flip.to_wire()})
+    table.post("a", {"k": "act", "r": 1, "a": {"by": "Bot 1", "do": "flip"}})  # a runs the bot
+    assert a.digest() == b.digest()
+    assert a.replica.stable.teams[0].waste and a.replica.stable.teams[2].waste  # type: ignore[union-attr]
+
+
+def test_a_lost_member_is_played_by_a_bot_and_takes_its_seat_back(table: Log) -> None:
+    _start(table)
+    table.gone("b")
+    a = table.machines["a"]
+    seat = a.seat_of("Bo")
+    assert seat is not None and seat.controller == "a" and seat.bot == "medium"
+    assert any(isinstance(e, PeerLost) and e.players == ("Bo",) for e in table.events["a"])
+    table.post("a", {"k": "act", "r": 1, "a": {"by": "Bo", "do": "flip"}})
+    assert a.replica.stable.teams[1].waste  # type: ignore[union-attr]
+    table.back("b")
+    seat = a.seat_of("Bo")
+    assert seat is not None and seat.controller == "b" and seat.bot is None
+    assert any(isinstance(e, PeerBack) for e in table.events["a"])
+
+
+def test_rounds_follow_each_other_and_scores_carry_over(table: Log) -> None:
+    _start(table)
+    a = table.machines["a"]
+    for number in range(1, 4):
+        assert a.phase == "playing" and a.round_number == number
+        # Everyone declares stuck until the round dies: quick, fruitless rounds.
+        while a.phase == "playing" and a.round_number == number:
+            for player, peer in (("Ann", "a"), ("Bo", "b"), ("Bot 1", "a")):
+                if a.phase == "playing" and a.round_number == number:
+                    table.post(peer, {"k": "act", "r": number, "a": {"by": player, "do": "stuck"}})
+    # Dead rounds cost every team its nerts pile: nobody reaches the target, the match goes on
+    # with round 4 dealt, and the scores are agreed on every peer.
+    assert a.match is not None and a.match.totals == {"Red": -78, "Blue": -78, "Green": -78}
+    assert len({m.digest() for m in table.machines.values()}) == 1
+    assert not any(isinstance(e, MatchEnded) for e in table.events["a"])
+    assert sum(isinstance(e, RoundStarted) for e in table.events["a"]) == 4
+
+
+def test_a_snapshot_restores_the_same_table(table: Log) -> None:
+    _start(table)
+    a = table.machines["a"]
+    table.post("a", {"k": "act", "r": 1, "a": {"by": "Ann", "do": "flip"}})
+    restored = TableMachine.from_snapshot("c", a.snapshot())
+    assert restored.digest() == a.digest()
+    assert restored.phase == "playing" and restored.seat_of("Bo") is not None
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        None,
+        5,
+        "x",
+        [],
+        {"k": 3},
+        {"k": "sit", "team": "one"},
+        {"k": "sit", "team": 99},
+        {"k": "hello", "name": ""},
+        {"k": "hello", "name": "x" * 500},
+        {"k": "ready", "on": 1},
+        {"k": "commit", "r": 1, "d": "zz"},
+        {"k": "act", "r": 1, "a": "flip"},
+        {"k": "create", "settings": {"name": "again"}},
+    ],
+)
+def test_hostile_entries_are_ignored_identically(table: Log, payload: Any) -> None:
+    before = {m.digest() for m in table.machines.values()}
+    table.post("c", payload)
+    after = {m.digest() for m in table.machines.values()}
+    assert len(before) == 1 and after == before
+    assert isinstance(table.events["a"][-1], EntryIgnored)

@@ -278,6 +278,10 @@ def legal_actions(state: State, player: str) -> list[Action]:
 
     Plays to the foundations name ``f`` (any foundation). Work-pile moves include every legal
     stack move, even ones that change nothing of value; bots and hints choose among them.
+
+    It reads only what the player's team can see (the nerts and waste top cards, the work piles,
+    whether the stock and waste are empty, the foundations), never a face-down card: bots rely on
+    this to decide from a redacted state.
     """
     team = state.table.player_team.get(player)
     if state.outcome is not None or team is None:
@@ -443,6 +447,11 @@ def _options_problem(options: Options) -> str | None:
     if not 1 <= options.pile <= 52 - options.work:
         return f"option 'pile' must be from 1 to {52 - options.work}"
     return None
+
+
+# A card played (a play or a slide under, by any team) ends the player's team's stuck
+# declaration and resets the count of fruitless rotations: the States built below leave
+# ``rotations`` at its default of 0 on purpose, and build the team's Tableau with stuck=False.
 
 
 def _play(state: State, team: int, action: Play) -> State | Rejection:

@@ -40,7 +40,8 @@ DEFAULT_MAX_FRAME = 1 << 20
 """Largest frame body accepted (1 MiB): a snapshot of a big table fits many times over."""
 
 _HEADER = struct.Struct(">I")
-_KIND_HELLO, _KIND_DATA, _KIND_ACK, _KIND_REFUSE = 0, 1, 2, 3
+_KIND_HELLO, _KIND_DATA, _KIND_ACK, _KIND_REFUSE, _KIND_PEERS = 0, 1, 2, 3, 4
+_MAX_GOSSIP = 32
 _MAX_TEXT = 200
 
 log = logging.getLogger(__name__)
@@ -86,11 +87,16 @@ class Mesh:
         max_frame: int = DEFAULT_MAX_FRAME,
         retry_interval: float = 0.1,
         accept: Callable[[Hello], str | None] = lambda hello: None,
+        gossip: bool = True,
     ) -> None:
         """``on_connected(hello, restarted)``: a link is up (``restarted`` when the peer came
         back with a new incarnation). ``on_problem(who, reason)``: a connection was closed for a
         protocol problem. ``accept(hello)`` returns None to accept an incoming peer, or the
-        reason to refuse it."""
+        reason to refuse it. With ``gossip``, peers tell each other the listening addresses
+        they know, and each peer dials the ones it has no link to, so that a newcomer who knows
+        one member ends up linked to all."""
+        self.gossip = gossip
+        self._listen: tuple[str, int] | None = None
         self.me = me
         self._on_frame = on_frame
         self._on_connected = on_connected
@@ -109,6 +115,7 @@ class Mesh:
         """Accept connections on ``host:port`` (0 picks a free port); the port."""
         self._server = await asyncio.start_server(self._serve, host, port)
         self.port = self._server.sockets[0].getsockname()[1]
+        self._listen = (host, self.port)
         return self.port
 
     def connect(self, peer: str, host: str, port: int) -> None:
@@ -211,7 +218,7 @@ class Mesh:
         try:
             if expected is not None:
                 self._send_hello(writer, self._link(expected))
-            hello, resume = await self._read_hello(reader, who)
+            hello, resume, listen = await self._read_hello(reader, who)
             if expected is not None and hello.peer != expected:
                 raise _Refused(f"expected peer {expected!r} but {hello.peer!r} answered")
             link = self._link(hello.peer)
@@ -234,9 +241,12 @@ class Mesh:
                 link.remote_incarnation = hello.incarnation
             link.writer = writer
             link.dialed_by_me = expected is not None
+            if listen is not None:
+                link.address = listen
             self._trim(link, resume)
             for seq, data in list(link.unacked):
                 self._write(writer, [_KIND_DATA, seq, data])
+            self._share_addresses(link)
             self._on_connected(hello, restarted)
             await self._pump(reader, writer, link)
         except _Refused as refusal:
@@ -281,6 +291,8 @@ class Mesh:
                     asyncio.get_running_loop().call_soon(self._ack, link, writer)
             elif kind == _KIND_ACK and len(body) == 2 and isinstance(body[1], int):
                 self._trim(link, body[1])
+            elif kind == _KIND_PEERS and len(body) == 2 and isinstance(body[1], list):
+                self._learn_addresses(link.peer, body[1])
             elif kind == _KIND_REFUSE and len(body) == 2 and isinstance(body[1], str):
                 raise _Broken(f"{link.peer} closed the connection: {body[1][:_MAX_TEXT]}")
             else:
@@ -297,10 +309,49 @@ class Mesh:
         while link.unacked and link.unacked[0][0] <= acknowledged:
             link.unacked.popleft()
 
+    def _share_addresses(self, new: _Link) -> None:
+        """Tell a new link every address we know, and every other link the new one's."""
+        if not self.gossip:
+            return
+        book = [
+            [peer, link.address[0], link.address[1]]
+            for peer, link in sorted(self._links.items())
+            if link.address is not None and peer != new.peer
+        ][:_MAX_GOSSIP]
+        if new.writer is not None and book:
+            self._write(new.writer, [_KIND_PEERS, book])
+        if new.address is not None:
+            for peer, link in self._links.items():
+                if peer != new.peer and link.writer is not None:
+                    entry = [new.peer, new.address[0], new.address[1]]
+                    self._write(link.writer, [_KIND_PEERS, [entry]])
+
+    def _learn_addresses(self, source: str, book: list[Any]) -> None:
+        if not self.gossip:
+            return
+        for item in book[:_MAX_GOSSIP]:
+            if not (
+                isinstance(item, list)
+                and len(item) == 3
+                and isinstance(item[0], str)
+                and isinstance(item[1], str)
+                and type(item[2]) is int
+            ):
+                raise _Broken(f"malformed address list from {source}")
+            peer, host, port = item
+            if peer == self.me.peer or not _is_ipv4(host) or not 0 < port < 65536:
+                continue
+            link = self._links.get(peer)
+            if link is None or (
+                link.writer is None and (link.dialer is None or link.dialer.done())
+            ):
+                self.connect(peer, host, port)
+
     def _send_hello(self, writer: asyncio.StreamWriter, link: _Link | None) -> None:
         me = self.me
         resume = link.received if link is not None else 0
         known = link.remote_incarnation if link is not None else None
+        listen = list(self._listen) if self._listen is not None else None
         self._write(
             writer,
             [
@@ -312,10 +363,13 @@ class Mesh:
                 me.incarnation,
                 resume,
                 -1 if known is None else known,
+                listen,
             ],
         )
 
-    async def _read_hello(self, reader: asyncio.StreamReader, who: str) -> tuple[Hello, int]:
+    async def _read_hello(
+        self, reader: asyncio.StreamReader, who: str
+    ) -> tuple[Hello, int, tuple[str, int] | None]:
         body = await asyncio.wait_for(self._read_frame(reader, who), timeout=5.0)
         if (
             isinstance(body, list)
@@ -325,9 +379,21 @@ class Mesh:
             and isinstance(body[1], str)
         ):
             raise _Broken(f"{who} refused the connection: {body[1][:_MAX_TEXT]}")
-        if not (isinstance(body, list) and len(body) == 8 and body[0] == _KIND_HELLO):
+        if not (isinstance(body, list) and len(body) == 9 and body[0] == _KIND_HELLO):
             raise _Broken(f"malformed hello from {who}")
-        _, protocol, table, peer, name, incarnation, resume, known = body
+        _, protocol, table, peer, name, incarnation, resume, known, listen_field = body
+        listen: tuple[str, int] | None = None
+        if listen_field is not None:
+            if not (
+                isinstance(listen_field, list)
+                and len(listen_field) == 2
+                and isinstance(listen_field[0], str)
+                and _is_ipv4(listen_field[0])
+                and type(listen_field[1]) is int
+                and 0 < listen_field[1] < 65536
+            ):
+                raise _Broken(f"hello field 'listen' from {who} is malformed")
+            listen = (listen_field[0], listen_field[1])
         for label, value, kind in (
             ("protocol", protocol, int),
             ("table", table, str),
@@ -355,7 +421,7 @@ class Mesh:
         if refusal is not None:
             raise _Refused(refusal)
         # A resume number only counts for the incarnation it was recorded against.
-        return hello, resume if known == self.me.incarnation else 0
+        return hello, resume if known == self.me.incarnation else 0, listen
 
     async def _read_frame(self, reader: asyncio.StreamReader, who: str) -> Any:
         header = await reader.readexactly(_HEADER.size)
@@ -399,6 +465,14 @@ def _tune(writer: asyncio.StreamWriter) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def _is_ipv4(text: str) -> bool:
+    try:
+        socket.inet_aton(text)
+    except OSError:
+        return False
+    return text.count(".") == 3
 
 
 def _address_of(writer: asyncio.StreamWriter) -> str:

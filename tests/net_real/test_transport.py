@@ -153,3 +153,24 @@ def test_hostile_bytes_close_that_connection_only() -> None:
             await b.mesh.async_close()
 
     asyncio.run(scenario())
+
+
+def test_a_newcomer_who_knows_one_member_is_linked_to_all() -> None:
+    async def scenario() -> None:
+        nodes = [Node(name) for name in ("a", "b", "c", "d")]
+        ports = [await n.mesh.async_listen("127.0.0.1") for n in nodes]
+        try:
+            # b, c and d each know only a (the host, found over mDNS in the game).
+            for node in nodes[1:]:
+                node.mesh.connect("a", "127.0.0.1", ports[0])
+            everyone = {"a", "b", "c", "d"}
+            await _until(
+                lambda: all(n.mesh.connected() == everyone - {n.mesh.me.peer} for n in nodes)
+            )
+            nodes[3].mesh.send("b", b"hello b")
+            await _until(lambda: ("d", b"hello b") in nodes[1].frames)
+        finally:
+            for node in nodes:
+                await node.mesh.async_close()
+
+    asyncio.run(scenario())

@@ -204,6 +204,8 @@ class Mesh:
             self._tasks.add(task)
         try:
             await self._run_connection(reader, writer, expected=None)
+        except asyncio.CancelledError:
+            pass  # closing: end quietly (asyncio logs a cancelled connection callback as an error)
         finally:
             if task is not None:
                 self._tasks.discard(task)

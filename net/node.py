@@ -1,0 +1,125 @@
+"""One peer on a real network: the sans-IO ordering core driven by the TCP mesh and a clock.
+
+The node owns nothing of the game. It feeds every frame the mesh receives into the core, sends
+what the core wants sent, runs the core's timers at the times it asks for, and passes the core's
+events to ``on_events``. It lives in one asyncio loop (see ``net.runtime``); every method must be
+called from that loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .core import OrderingCore
+from .events import Event, LogEntry, ProtocolViolated
+from .transport import DEFAULT_MAX_FRAME, Hello, Mesh
+
+__all__ = ["Node"]
+
+
+class Node:
+    """The ordering core of one peer, on real sockets."""
+
+    def __init__(
+        self,
+        core: OrderingCore,
+        hello: Hello,
+        on_events: Callable[[list[Event]], None],
+        on_link: Callable[[str, bool], None] = lambda peer, up: None,
+        on_problem: Callable[[str, str], None] = lambda who, reason: None,
+        clock: Callable[[], float] = time.monotonic,
+        max_frame: int = DEFAULT_MAX_FRAME,
+    ) -> None:
+        """``on_link(peer, up)`` tells when a TCP link comes up or goes down (a vanished peer is
+        noticed by the core's own timers too); ``on_problem(who, reason)`` reports a connection
+        closed for a protocol problem."""
+        self.core = core
+        self.clock = clock
+        self._on_events = on_events
+        self._on_link = on_link
+        self._on_problem = on_problem
+        self.mesh = Mesh(
+            hello,
+            on_frame=self._frame,
+            on_connected=lambda h, restarted: self._on_link(h.peer, True),
+            on_disconnected=lambda peer: self._on_link(peer, False),
+            on_problem=on_problem,
+            max_frame=max_frame,
+        )
+        self._wake = asyncio.Event()
+        self._timer: asyncio.Task[None] | None = None
+
+    async def async_start(self, host: str, port: int = 0) -> int:
+        """Listen on ``host:port`` and start the timers; the port listened on."""
+        listened = await self.mesh.async_listen(host, port)
+        self._timer = asyncio.ensure_future(self._run_timers())
+        self._flush()
+        return listened
+
+    def contact(self, peer: str, host: str, port: int) -> None:
+        """Keep a link to a member whose address is known (the host, found over mDNS)."""
+        self.mesh.connect(peer, host, port)
+        self._flush()
+
+    def submit(self, payload: Any) -> LogEntry:
+        """Order a local payload; it is sent to every member."""
+        entry = self.core.submit(payload, self.clock())
+        self._flush()
+        return entry
+
+    def report_state_hash(self, stable_index: int, digest: bytes) -> None:
+        self._deliver(self.core.report_state_hash(stable_index, digest))
+
+    def provide_snapshot(self, peer: str, stable_index: int, snapshot: Any) -> None:
+        self.core.provide_snapshot(peer, stable_index, snapshot)
+        self._flush()
+
+    def leave(self) -> None:
+        """Tell the group we leave on purpose (they need not wait for a timeout)."""
+        self.core.leave(self.clock())
+        self._flush()
+
+    async def async_close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timer
+        await self.mesh.async_close()
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _frame(self, peer: str, data: bytes) -> None:
+        self._deliver(self.core.receive(peer, data, self.clock()))
+
+    def _deliver(self, events: list[Event]) -> None:
+        self._flush()
+        if events:
+            for event in events:
+                if isinstance(event, ProtocolViolated):
+                    self._on_problem(event.peer, f"{event.field}: {event.reason}")
+            self._on_events(events)
+            self._flush()
+
+    def _flush(self) -> None:
+        for dest, data in self.core.outgoing():
+            self.mesh.send(dest, data)
+        self._wake.set()
+
+    async def _run_timers(self) -> None:
+        while True:
+            due = self.core.next_timer()
+            self._wake.clear()
+            if due is None:
+                await self._wake.wait()
+                continue
+            delay = due - self.clock()
+            if delay > 0:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                continue
+            self._deliver(self.core.tick(self.clock()))
+            await asyncio.sleep(0)  # let frames in; never spin on a timer that stays due

@@ -180,7 +180,23 @@ def _optional_groups() -> dict[str, Callable[[bool], dict[str, Any]]]:
     groups: dict[str, Callable[[bool], dict[str, Any]]] = {}
     from . import sim
 
-    bench_bot_rounds = getattr(sim, "bench_bot_rounds", None)
-    if bench_bot_rounds is not None:
-        groups["bots"] = bench_bot_rounds
+    groups["bots"] = sim.bench_bot_rounds
+    groups["ui"] = _bench_ui
     return groups
+
+
+def _bench_ui(quick: bool) -> dict[str, Any]:
+    """Frame times of the window, measured in a process of its own (pyglet's headless mode must
+    be chosen before any window exists)."""
+    import json
+    import subprocess
+    import sys
+
+    code = f"import json; from ui.bench import bench_ui; print(json.dumps(bench_ui({quick})))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False
+    )
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures

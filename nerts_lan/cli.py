@@ -18,8 +18,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-        return 0
+        from ui import app as ui_app
+
+        return ui_app.run(args)
     try:
         return int(args.run(args))
     except KeyboardInterrupt:
@@ -36,9 +37,19 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="nerts-lan", description="Nerts for friends on one LAN.")
+    from ui import app as ui_app  # importing it needs no display: pyglet loads on first use
+
+    parser = _Parser(
+        prog="nerts-lan",
+        description="Nerts for friends on one LAN. With no command, opens the window.",
+    )
+    ui_app.add_arguments(parser)
     parser.set_defaults(command=None)
     commands = parser.add_subparsers(title="commands", parser_class=_Parser)
+
+    practice = commands.add_parser("practice", help="play against bots on this machine alone")
+    ui_app.add_practice_arguments(practice)
+    practice.set_defaults(command="practice", run=ui_app.run_practice)
 
     scenario = commands.add_parser("scenario", help="replay a JSON scenario and print the result")
     scenario.add_argument("file", help="the scenario file, or - for standard input")
@@ -56,6 +67,20 @@ def _parser() -> argparse.ArgumentParser:
         help="run only this group of figures (repeatable)",
     )
     bench.set_defaults(command="bench", run=_run_bench)
+
+    from . import headless
+
+    host = commands.add_parser("host", help="host a table on the LAN")
+    headless.add_host_arguments(host)
+    host.set_defaults(command="host", run=headless.run_host)
+
+    join = commands.add_parser("join", help="join a table on the LAN")
+    headless.add_join_arguments(join)
+    join.set_defaults(command="join", run=headless.run_join)
+
+    tables = commands.add_parser("tables", help="list the tables on the LAN and exit")
+    headless.add_tables_arguments(tables)
+    tables.set_defaults(command="tables", run=headless.run_tables)
 
     from . import sim
 

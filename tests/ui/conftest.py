@@ -1,0 +1,110 @@
+"""Real windows for the UI tests: headless EGL (no X server), real dispatched events.
+
+pyglet must be told to go headless before anything imports ``pyglet.window``, so this conftest
+sets the option at import time. Settings go to a temporary folder, never the user's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pyglet = pytest.importorskip("pyglet")
+pyglet.options["headless"] = True
+pyglet.options["debug_gl"] = False
+pyglet.options["audio"] = ("silent",)
+
+
+class Harness:
+    """A game window driven like a user would: mouse and keys as window events, a fake clock."""
+
+    def __init__(self, window: Any, clock: list[float]) -> None:
+        self.window = window
+        self.clock = clock
+
+    # --- time and frames ---
+
+    def frame(self, seconds: float = 1 / 60) -> bool:
+        self.clock[0] += seconds
+        self.window.dispatch_events()
+        return bool(self.window.tick())
+
+    def settle(self, seconds: float = 1.0) -> None:
+        """Let animations finish (bots stay frozen in these tests)."""
+        for _ in range(int(seconds * 30)):
+            self.frame(1 / 30)
+
+    # --- input, through the window's event queue ---
+
+    def send(self, *event: Any) -> None:
+        self.window.dispatch_event(*event)
+        self.window.dispatch_events()
+        self.frame()
+
+    def click(self, x: float, y: float) -> None:
+        from pyglet.window import mouse
+
+        self.send("on_mouse_press", int(x), int(y), mouse.LEFT, 0)
+        self.send("on_mouse_release", int(x), int(y), mouse.LEFT, 0)
+
+    def drag(self, start: tuple[float, float], end: tuple[float, float], steps: int = 8) -> None:
+        from pyglet.window import mouse
+
+        x0, y0 = int(start[0]), int(start[1])
+        self.send("on_mouse_press", x0, y0, mouse.LEFT, 0)
+        px, py = x0, y0
+        for i in range(1, steps + 1):
+            x = int(x0 + (end[0] - x0) * i / steps)
+            y = int(y0 + (end[1] - y0) * i / steps)
+            self.send("on_mouse_drag", x, y, x - px, y - py, mouse.LEFT, 0)
+            px, py = x, y
+        self.send("on_mouse_release", px, py, mouse.LEFT, 0)
+
+    def key(self, symbol: int) -> None:
+        self.send("on_key_press", symbol, 0)
+        self.send("on_key_release", symbol, 0)
+
+    # --- what is on the screen ---
+
+    def pixels(self) -> tuple[bytes, int, int]:
+        window = self.window
+        window.switch_to()
+        window.on_draw()
+        buffer = pyglet.image.get_buffer_manager().get_color_buffer()
+        image = buffer.get_image_data()
+        return image.get_data("RGB", image.width * 3), image.width, image.height
+
+    def pixel(self, x: float, y: float) -> tuple[int, int, int]:
+        data, width, _ = self.pixels()
+        offset = (int(y) * width + int(x)) * 3
+        return data[offset], data[offset + 1], data[offset + 2]
+
+    def save(self, path: Path) -> None:
+        window = self.window
+        window.switch_to()
+        window.on_draw()
+        pyglet.image.get_buffer_manager().get_color_buffer().save(str(path))
+
+
+@pytest.fixture
+def settings_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "config"
+    monkeypatch.setenv("NERTS_LAN_CONFIG_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def harness(settings_dir: Path) -> Iterator[Harness]:
+    from ui.app import make_window
+
+    clock = [100.0]
+    window = make_window(1024, 720, clock=lambda: clock[0])
+    try:
+        yield Harness(window, clock)
+    finally:
+        window.close()
+        os.environ.pop("NERTS_LAN_SKIP", None)

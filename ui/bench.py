@@ -1,0 +1,104 @@
+"""Frame figures of the window, headless: ``bench_ui(quick)`` returns a dict of numbers.
+
+- ``frame_ms_p50`` / ``frame_ms_p95``: the cost of a drawn frame (poll the session, move the
+  sprites, draw, and wait for the GL to finish) on a 6-team practice table, 1280 x 800, while bots
+  at every seat (the local one included) keep cards moving.
+- ``idle_cpu_share``: process CPU time over wall time while the same table stands still, with the
+  real pyglet event loop running (the window polls 60 times a second, draws nothing).
+
+Run it in a fresh process (``python -c "from ui.bench import bench_ui; print(bench_ui(True))"``):
+it switches pyglet to headless before opening its window.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from typing import Any
+
+__all__ = ["bench_ui"]
+
+
+def bench_ui(quick: bool = False) -> dict[str, Any]:
+    """Measure the window on this machine (headless EGL); see the module docstring."""
+    os.environ.setdefault("NERTS_LAN_CONFIG_DIR", tempfile.mkdtemp(prefix="nerts-bench-"))
+    import pyglet
+
+    pyglet.options["headless"] = True
+    pyglet.options["debug_gl"] = False
+    pyglet.options["audio"] = ("silent",)
+    from pyglet import gl
+
+    from nerts_lan.bots import Bot
+    from nerts_lan.practice import PracticeConfig
+
+    from .app import TICK, make_window
+
+    clock = [0.0]
+    window = make_window(1280, 800, clock=lambda: clock[0])
+    try:
+        config = PracticeConfig(player="Sam", opponents=5, seed="bench", delay_scale=0.25)
+        window.start_practice(config)
+        screen = window.current
+        me = Bot("Sam", "hard", "bench-local", delay_scale=0.25)
+        seconds = 8.0 if quick else 30.0
+        frame_times: list[float] = []
+        next_local = 0.3
+        while clock[0] < seconds:
+            clock[0] += TICK
+            session = screen.session
+            if clock[0] >= next_local and session.view.outcome is None:
+                action = me.decide(session.view)
+                if action is not None:
+                    session.submit(action)
+                next_local = clock[0] + max(me.reaction_delay(action), 0.05)
+            if getattr(session, "waiting_for_next_round", False):
+                session.next_round()
+            started = time.perf_counter()
+            drew = window.tick()
+            if drew:
+                gl.glFinish()
+                frame_times.append(time.perf_counter() - started)
+        frame_ms = sorted(t * 1000 for t in frame_times)
+        figures: dict[str, Any] = {
+            "teams": 6,
+            "window": "1280x800",
+            "renderer": pyglet.gl.gl_info.get_renderer(),
+            "frames_drawn": len(frame_ms),
+            "frame_ms_p50": round(statistics.median(frame_ms), 2) if frame_ms else None,
+            "frame_ms_p95": round(_percentile(frame_ms, 95), 2) if frame_ms else None,
+            "frame_ms_max": round(frame_ms[-1], 2) if frame_ms else None,
+        }
+
+        # Idle: a table where nothing moves, under the real event loop.
+        frozen = PracticeConfig(player="Sam", opponents=5, seed="bench", delay_scale=1e9)
+        window.clock = time.monotonic
+        window.start_practice(frozen)
+        for _ in range(40):
+            window.tick()
+        idle_seconds = 1.5 if quick else 5.0
+        frames_before = window.frames
+        pyglet.clock.schedule_interval(window.tick, TICK)
+        pyglet.clock.schedule_once(lambda dt: pyglet.app.exit(), idle_seconds)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        try:
+            pyglet.app.run(None)
+        finally:
+            pyglet.clock.unschedule(window.tick)
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        figures["idle_cpu_share"] = round(cpu / wall, 4) if wall > 0 else None
+        figures["idle_frames_drawn"] = window.frames - frames_before
+        return figures
+    finally:
+        window.close()
+
+
+def _percentile(sorted_values: list[float], percent: float) -> float:
+    if not sorted_values:
+        return 0.0
+    rank = (len(sorted_values) - 1) * percent / 100
+    low = int(rank)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (rank - low)

@@ -1,0 +1,85 @@
+"""The player's settings, remembered between runs in the user's config folder.
+
+``NERTS_LAN_CONFIG_DIR`` overrides the folder (tests use a temporary one); otherwise it is
+``$XDG_CONFIG_HOME/nerts-lan`` (``~/.config/nerts-lan``), ``%APPDATA%\\nerts-lan`` on Windows and
+``~/Library/Application Support/nerts-lan`` on macOS. A missing or damaged file gives the
+defaults; nothing here imports pyglet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["CARD_SIZES", "CONFIG_ENV", "Settings", "config_dir", "load_settings", "save_settings"]
+
+CONFIG_ENV: Final = "NERTS_LAN_CONFIG_DIR"
+CARD_SIZES: Final = {"small": 0.8, "medium": 0.9, "large": 1.0}
+"""Card size option: the share of the largest local cards that fit the window."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the player chose, with defaults for a first run."""
+
+    player_name: str = ""
+    sounds: bool = True
+    four_colour: bool = False
+    card_size: str = "large"
+    opponents: int = 3
+    level: str = "medium"
+    flip: int = 3
+    partners: bool = False
+
+    def with_(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def config_dir() -> Path:
+    """The folder the settings live in (not created until saved)."""
+    override = os.environ.get(CONFIG_ENV)
+    if override:
+        return Path(override)
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming") / "nerts-lan"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "nerts-lan"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "nerts-lan"
+
+
+def load_settings() -> Settings:
+    """The saved settings; defaults for anything missing, unreadable or of the wrong type."""
+    try:
+        data = json.loads((config_dir() / "settings.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return Settings()
+    if not isinstance(data, dict):
+        return Settings()
+    defaults = Settings()
+    values: dict[str, Any] = {}
+    for field in fields(Settings):
+        value = data.get(field.name)
+        default = getattr(defaults, field.name)
+        if type(value) is type(default):
+            values[field.name] = value
+    settings = Settings(**values)
+    if settings.card_size not in CARD_SIZES:
+        settings = settings.with_(card_size=defaults.card_size)
+    return settings
+
+
+def save_settings(settings: Settings) -> None:
+    """Write the settings (best effort: a read-only home folder does not stop the game)."""
+    folder = config_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = folder / "settings.json.tmp"
+        temporary.write_text(json.dumps(asdict(settings), indent=2) + "\n", "utf-8")
+        temporary.replace(folder / "settings.json")
+    except OSError:
+        pass

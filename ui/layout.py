@@ -1,0 +1,576 @@
+"""Where everything goes on the table: pure functions of the window size and the state.
+
+No OpenGL here (and no pyglet import), so that layout, hit-testing and drop targets are tested
+without a window. Coordinates are pyglet's: pixels, origin at the bottom left, y up.
+
+- ``compute_layout(width, height, teams, own, work)`` places every team's piles: the local team
+  large along the bottom, the other teams smaller around the top and the sides, the shared
+  foundations in the middle.
+- ``placements(layout, state)`` says where each visible card is drawn, face up or as a back, and
+  in which order; the window's sprites follow it.
+- ``card_at``, ``pile_at`` and ``drop_targets`` answer what the pointer is over and where a
+  dropped card may be meant to go (the engine decides whether it may).
+- ``to_table_units`` / ``from_table_units`` convert a pointer to the shared cursor frame.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from nerts_lan.engine import State
+
+__all__ = [
+    "ANY_FOUNDATION",
+    "CARD_ASPECT",
+    "FOUNDATION_TEAM",
+    "PileKind",
+    "PileRef",
+    "Placement",
+    "Rect",
+    "TableLayout",
+    "TeamArea",
+    "card_at",
+    "compute_layout",
+    "drop_targets",
+    "from_table_units",
+    "pile_at",
+    "placements",
+    "side_counts",
+    "to_table_units",
+]
+
+CARD_ASPECT: Final = 0.7
+"""Card width over card height."""
+
+FOUNDATION_TEAM: Final = -1
+"""The ``team`` of a foundation's ``PileRef``."""
+
+PileKind = Literal["nerts", "stock", "waste", "work", "foundation"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rect:
+    """An axis-aligned rectangle: ``x``, ``y`` is the bottom-left corner."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+
+    @property
+    def right(self) -> float:
+        return self.x + self.w
+
+    @property
+    def top(self) -> float:
+        return self.y + self.h
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return (self.x + self.w / 2, self.y + self.h / 2)
+
+    def contains(self, px: float, py: float) -> bool:
+        return self.x <= px < self.x + self.w and self.y <= py < self.y + self.h
+
+    def distance_to(self, px: float, py: float) -> float:
+        """0 inside, else the distance from the point to the rectangle's edge."""
+        dx = max(self.x - px, 0.0, px - self.right)
+        dy = max(self.y - py, 0.0, py - self.top)
+        return math.hypot(dx, dy)
+
+    def overlap(self, other: Rect) -> float:
+        """The area shared with ``other``."""
+        w = min(self.right, other.right) - max(self.x, other.x)
+        h = min(self.top, other.top) - max(self.y, other.y)
+        return w * h if w > 0 and h > 0 else 0.0
+
+    def moved_to(self, x: float, y: float) -> Rect:
+        return Rect(x, y, self.w, self.h)
+
+    def inflate(self, d: float) -> Rect:
+        return Rect(self.x - d, self.y - d, self.w + 2 * d, self.h + 2 * d)
+
+
+@dataclass(frozen=True, slots=True)
+class PileRef:
+    """One pile on the table: a team's ``nerts``, ``stock``, ``waste``, ``work`` pile ``index``
+    (from 0), or a ``foundation`` (team -1; index -1 means "any foundation")."""
+
+    team: int
+    kind: PileKind
+    index: int = 0
+
+    @property
+    def name(self) -> str:
+        """The pile's name in actions: ``nerts``, ``waste``, ``w1``, ``f``, ``f2``."""
+        if self.kind == "work":
+            return f"w{self.index + 1}"
+        if self.kind == "foundation":
+            return "f" if self.index < 0 else f"f{self.index + 1}"
+        return self.kind
+
+
+ANY_FOUNDATION: Final = PileRef(FOUNDATION_TEAM, "foundation", -1)
+
+
+@dataclass(frozen=True, slots=True)
+class TeamArea:
+    """One team's tableau on screen."""
+
+    team: int
+    own: bool
+    card_w: float
+    card_h: float
+    fan: float
+    """Vertical step between cards of a work pile (before squeezing a long pile)."""
+    floor: float
+    """The lowest y a work pile may reach."""
+    area: Rect
+    label: tuple[float, float]
+    """Where the team's name goes (left end, vertical middle)."""
+    nerts: Rect
+    stock: Rect
+    waste: Rect
+    waste_step: float
+    work: tuple[Rect, ...]
+
+    def pile_rect(self, kind: PileKind, index: int = 0) -> Rect:
+        if kind == "work":
+            return self.work[index]
+        if kind == "nerts":
+            return self.nerts
+        if kind == "stock":
+            return self.stock
+        return self.waste
+
+    def work_step(self, count: int) -> float:
+        """The vertical step between the cards of a work pile of ``count`` cards."""
+        if count <= 1:
+            return self.fan
+        room = self.work[0].y - self.floor
+        return max(min(self.fan, room / (count - 1)), 2.0)
+
+    def work_card(self, index: int, position: int, count: int) -> Rect:
+        """Where card ``position`` (0 = bottom) of a ``count``-card work pile ``index`` goes."""
+        base = self.work[index]
+        return base.moved_to(base.x, base.y - position * self.work_step(count))
+
+
+@dataclass(frozen=True, slots=True)
+class TableLayout:
+    """Every pile of the table for one window size."""
+
+    width: int
+    height: int
+    own: int
+    teams: tuple[TeamArea, ...]
+    center: Rect
+    """The middle of the table, where the foundations are."""
+    foundation_w: float
+    foundation_h: float
+    foundation_cols: int
+    foundation_rows: int
+
+    @property
+    def own_area(self) -> TeamArea:
+        return self.teams[self.own]
+
+    def foundation_rect(self, index: int) -> Rect:
+        """Foundation ``index`` (from 0): filled row by row from the top left of the middle."""
+        cols = self.foundation_cols
+        gap_x = (self.center.w - cols * self.foundation_w) / (cols + 1)
+        gap_y = (self.center.h - self.foundation_rows * self.foundation_h) / (
+            self.foundation_rows + 1
+        )
+        row, col = divmod(index, cols)
+        x = self.center.x + gap_x + col * (self.foundation_w + gap_x)
+        y = self.center.top - (row + 1) * (self.foundation_h + gap_y)
+        return Rect(x, y, self.foundation_w, self.foundation_h)
+
+    def pile_rect(self, pile: PileRef) -> Rect:
+        if pile.kind == "foundation":
+            return self.foundation_rect(max(pile.index, 0))
+        return self.teams[pile.team].pile_rect(pile.kind, pile.index)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """One card drawn on the table: face ``card`` (0..51) or a back (``card`` None) of ``team``."""
+
+    key: tuple[object, ...]
+    """Stable identity across states: ``(team, card)`` for a face, so a card that moves keeps it."""
+    card: int | None
+    team: int
+    rect: Rect
+    z: int
+    pile: PileRef
+    position: int
+    """Index of the card in its pile (0 = bottom), -1 for a back standing for hidden cards."""
+    spawn: tuple[float, float] | None = None
+    """Where a card that just became visible comes from (a flip comes from the stock)."""
+
+
+def side_counts(others: int) -> tuple[int, int]:
+    """How many other teams go along the top and on each side (left, right)."""
+    if others <= 3:
+        return others, 0
+    if others == 4:
+        return 2, 1
+    if others == 5:
+        return 3, 1
+    if others == 6:
+        return 2, 2
+    return others - 4, 2
+
+
+def compute_layout(
+    width: int,
+    height: int,
+    teams: int,
+    own: int,
+    work: int = 4,
+    card_scale: float = 1.0,
+    foundations: int = 0,
+) -> TableLayout:
+    """Place the table for a window of ``width`` x ``height`` pixels.
+
+    ``own`` is the local team's index; ``work`` the number of work piles; ``card_scale`` (0.5 to
+    1) shrinks the local cards from the largest that fit; ``foundations`` is how many exist, for
+    when more than four per team have been started (the kings option).
+    """
+    width = max(int(width), 160)
+    height = max(int(height), 120)
+    margin = max(6.0, 0.012 * min(width, height))
+    span = _row_span(work)
+
+    # The local tableau along the bottom: a row of piles with room below for the work piles.
+    own_h = min((width - 2 * margin) / (span * CARD_ASPECT), height * 0.4 / 2.55, 220.0)
+    own_h *= min(max(card_scale, 0.5), 1.0)
+    own_w = own_h * CARD_ASPECT
+    label_h = max(14.0, own_h * 0.16)
+    band_h = own_h * 2.55 + label_h
+    others = teams - 1
+    top_n, side_n = side_counts(others)
+
+    # The other teams: small rows along the top, then down the sides.
+    above = height - band_h - margin
+    small_h = own_h * 0.62
+    small_label = 14.0
+    if top_n:
+        per_block = (width - 2 * margin - (top_n - 1) * margin * 2) / top_n
+        small_h = min(small_h, per_block / (span * CARD_ASPECT), (above * 0.36) / 1.9)
+    if side_n:
+        side_room = (above - (small_h * 1.9 + small_label if top_n else 0)) / side_n
+        small_h = min(small_h, width * 0.26 / (span * CARD_ASPECT), (side_room - small_label) / 1.9)
+    small_h = max(small_h, 12.0)
+    small_w = small_h * CARD_ASPECT
+    block_w = span * small_w
+    block_h = small_h * 1.9 + small_label
+
+    areas: list[TeamArea | None] = [None] * teams
+    own_row_w = span * own_w
+    own_x = (width - own_row_w) / 2
+    own_top = band_h - label_h
+    areas[own] = _team_area(
+        own, True, own_x, own_top, own_w, own_h, work, label_h, floor=margin, bottom=margin
+    )
+    order = [(own + step) % teams for step in range(1, teams)]
+    left = order[:side_n][::-1]
+    top = order[side_n : side_n + top_n]
+    right = order[side_n + top_n :]
+    top_y = height - margin - small_label
+    if top:
+        gap = (width - len(top) * block_w) / (len(top) + 1)
+        for slot, team in enumerate(top):
+            x = gap + slot * (block_w + gap)
+            areas[team] = _small_area(team, x, top_y, small_w, small_h, work, small_label)
+    side_top = top_y - (block_h + margin if top else 0)
+    side_bottom = band_h + margin
+    side_step = (side_top - side_bottom) / max(side_n, 1)
+    for column, teams_here in ((0, left), (1, right)):
+        for slot, team in enumerate(teams_here):
+            x = margin if column == 0 else width - margin - block_w
+            y = side_top - slot * side_step - (side_step - block_h) / 2
+            areas[team] = _small_area(team, x, y, small_w, small_h, work, small_label)
+
+    center_x = margin + (block_w + margin if side_n else 0)
+    center_right = width - margin - (block_w + margin if side_n else 0)
+    center_top = top_y - (block_h if top else 0) - margin
+    center_y = band_h + margin * 0.5
+    center = Rect(
+        center_x, center_y, max(center_right - center_x, 20), max(center_top - center_y, 20)
+    )
+    count = max(4 * teams, foundations)
+    f_h, cols, rows = _foundation_grid(center, count, own_h * 0.85)
+    return TableLayout(
+        width,
+        height,
+        own,
+        tuple(a for a in areas if a is not None),
+        center,
+        f_h * CARD_ASPECT,
+        f_h,
+        cols,
+        rows,
+    )
+
+
+def placements(layout: TableLayout, state: State) -> list[Placement]:
+    """Every card to draw for ``state``, bottom layer first within each pile."""
+    out: list[Placement] = []
+    for area in layout.teams:
+        team = area.team
+        tableau = state.teams[team]
+        nerts = tableau.nerts
+        if nerts:
+            backs = min(len(nerts) - 1, 2)
+            step = area.card_w * 0.04
+            for i in range(backs):
+                rect = area.nerts.moved_to(area.nerts.x - (backs - i) * step, area.nerts.y)
+                out.append(
+                    Placement(("nb", team, i), None, team, rect, i, PileRef(team, "nerts"), -1)
+                )
+            out.append(
+                Placement(
+                    (team, nerts[-1]),
+                    nerts[-1],
+                    team,
+                    area.nerts,
+                    backs,
+                    PileRef(team, "nerts"),
+                    len(nerts) - 1,
+                )
+            )
+        if tableau.stock:
+            out.append(
+                Placement(("sb", team), None, team, area.stock, 0, PileRef(team, "stock"), -1)
+            )
+        waste = tableau.waste
+        shown = waste[-3:]
+        first = len(waste) - len(shown)
+        for i, card in enumerate(shown):
+            rect = area.waste.moved_to(area.waste.x + i * area.waste_step, area.waste.y)
+            out.append(
+                Placement(
+                    (team, card),
+                    card,
+                    team,
+                    rect,
+                    i,
+                    PileRef(team, "waste"),
+                    first + i,
+                    spawn=(area.stock.x, area.stock.y),
+                )
+            )
+        for index, pile in enumerate(tableau.work):
+            for position, card in enumerate(pile):
+                out.append(
+                    Placement(
+                        (team, card),
+                        card,
+                        team,
+                        area.work_card(index, position, len(pile)),
+                        position,
+                        PileRef(team, "work", index),
+                        position,
+                    )
+                )
+    for index, (cards, owners) in enumerate(zip(state.f_cards, state.f_owners)):
+        rect = layout.foundation_rect(index)
+        start = max(len(cards) - 2, 0)
+        for position in range(start, len(cards)):
+            out.append(
+                Placement(
+                    (owners[position], cards[position]),
+                    cards[position],
+                    owners[position],
+                    rect,
+                    position - start,
+                    PileRef(FOUNDATION_TEAM, "foundation", index),
+                    position,
+                )
+            )
+    return out
+
+
+def card_at(found: Sequence[Placement], x: float, y: float, team: int) -> Placement | None:
+    """The topmost face-up card of ``team``'s tableau under the point, if any."""
+    best: Placement | None = None
+    for placement in found:
+        if placement.team != team or placement.card is None:
+            continue
+        if placement.pile.team != team or not placement.rect.contains(x, y):
+            continue
+        if best is None or placement.z > best.z:
+            best = placement
+    return best
+
+
+def pile_at(layout: TableLayout, x: float, y: float) -> PileRef | None:
+    """The local team's pile (its base place, or the fanned work pile's column) under the point,
+    or ``f`` for anywhere in the middle of the table."""
+    area = layout.own_area
+    kinds: tuple[PileKind, ...] = ("nerts", "stock", "waste")
+    for kind in kinds:
+        rect = area.pile_rect(kind)
+        if kind == "waste":
+            rect = Rect(rect.x, rect.y, rect.w + 2 * area.waste_step, rect.h)
+        if rect.contains(x, y):
+            return PileRef(area.team, kind)
+    for index, rect in enumerate(area.work):
+        column = Rect(rect.x, area.floor, rect.w, rect.top - area.floor)
+        if column.contains(x, y):
+            return PileRef(area.team, "work", index)
+    if layout.center.contains(x, y):
+        return ANY_FOUNDATION
+    return None
+
+
+def drop_targets(
+    layout: TableLayout, state: State, dragged: Rect, source: PileRef
+) -> list[PileRef]:
+    """Piles a card dropped at ``dragged`` may be meant for, the likeliest first.
+
+    Forgiving: any local work pile whose landing place (where the next card would lie) is within
+    about a card's size of the dropped card, and ``f`` (any foundation) when the card is over the
+    middle of the table or near a foundation. Whether a pile takes the card is the engine's call.
+    """
+    area = layout.own_area
+    cx, cy = dragged.center
+    scored: list[tuple[float, PileRef]] = []
+    tableau = state.teams[area.team]
+    for index, pile in enumerate(tableau.work):
+        ref = PileRef(area.team, "work", index)
+        if ref == source:
+            continue
+        landing = area.work_card(index, len(pile), len(pile) + 1)
+        tops = [landing]
+        if pile:
+            tops.append(area.work_card(index, len(pile) - 1, len(pile)))
+            tops.append(area.work[index])  # the bottom card: a slide under
+        distance = min(rect.distance_to(cx, cy) for rect in tops)
+        column = Rect(landing.x, landing.y, landing.w, area.work[index].top - landing.y)
+        if column.contains(cx, cy):
+            distance = 0.0
+        if distance <= area.card_w * 0.5:
+            scored.append((distance + abs(cx - landing.center[0]) * 0.01, ref))
+    near_foundation = layout.center.inflate(area.card_h * 0.25).contains(cx, cy)
+    for index in range(len(state.f_cards)):
+        rect = layout.foundation_rect(index)
+        if rect.distance_to(cx, cy) <= area.card_w * 0.8:
+            near_foundation = True
+    if near_foundation:
+        distance = 0.0 if layout.center.contains(cx, cy) else area.card_w * 0.3
+        scored.append((distance, ANY_FOUNDATION))
+    scored.sort(key=lambda item: item[0])
+    return [ref for _, ref in scored]
+
+
+def to_table_units(layout: TableLayout, x: float, y: float) -> tuple[float, float]:
+    """A local pointer in the shared cursor frame, which every machine maps to its own layout.
+
+    Over (or below) the local tableau: ``y`` in [0, 0.3), ``x`` and ``y`` relative to the tableau's
+    row of piles. Elsewhere: ``y`` in [0.3, 1], relative to the middle of the table.
+    """
+    area = layout.own_area
+    band = _band(area)
+    if y < band.top:
+        u = _clamp01((x - band.x) / band.w)
+        v = _clamp01((y - band.y) / band.h)
+        return (u, v * 0.299)
+    u = _clamp01((x - layout.center.x) / layout.center.w)
+    v = _clamp01((y - layout.center.y) / layout.center.h)
+    return (u, 0.3 + v * 0.7)
+
+
+def from_table_units(layout: TableLayout, team: int, u: float, v: float) -> tuple[float, float]:
+    """Where another player's pointer goes on this screen: over that player's team's tableau when
+    its ``v`` is below 0.3, else in the middle of the table."""
+    u = _clamp01(u)
+    v = _clamp01(v)
+    if v < 0.3:
+        band = _band(layout.teams[team])
+        return (band.x + u * band.w, band.y + v / 0.299 * band.h)
+    center = layout.center
+    return (center.x + u * center.w, center.y + (v - 0.3) / 0.7 * center.h)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _row_span(work: int) -> float:
+    """Width of a tableau row in card widths: nerts, work piles, stock and a fanned waste."""
+    return 1 + work + 1 + 1.6 + (work + 2) * 0.16 + 0.9
+
+
+def _team_area(
+    team: int,
+    own: bool,
+    x: float,
+    top: float,
+    card_w: float,
+    card_h: float,
+    work: int,
+    label_h: float,
+    floor: float,
+    bottom: float,
+) -> TeamArea:
+    gap = card_w * 0.16
+    y = top - card_h
+    nerts = Rect(x, y, card_w, card_h)
+    cursor = x + card_w + gap + card_w * 0.45
+    piles = []
+    for _ in range(work):
+        piles.append(Rect(cursor, y, card_w, card_h))
+        cursor += card_w + gap
+    cursor += card_w * 0.45
+    stock = Rect(cursor, y, card_w, card_h)
+    waste = Rect(cursor + card_w + gap, y, card_w, card_h)
+    right = waste.right + 2 * card_w * 0.3
+    return TeamArea(
+        team,
+        own,
+        card_w,
+        card_h,
+        card_h * 0.24 if own else card_h * 0.2,
+        floor,
+        Rect(x, bottom, right - x, top + label_h - bottom),
+        (x, top + label_h * 0.5),
+        nerts,
+        stock,
+        waste,
+        card_w * 0.3,
+        tuple(piles),
+    )
+
+
+def _small_area(
+    team: int, x: float, top: float, card_w: float, card_h: float, work: int, label_h: float
+) -> TeamArea:
+    floor = top - card_h * 1.9
+    return _team_area(team, False, x, top, card_w, card_h, work, label_h, floor, floor)
+
+
+def _foundation_grid(center: Rect, count: int, max_h: float) -> tuple[float, int, int]:
+    best = (0.0, 1, count)
+    for cols in range(1, count + 1):
+        rows = math.ceil(count / cols)
+        h = min(center.h / (rows * 1.1 + 0.1), center.w / (cols * 1.12 + 0.12) / CARD_ASPECT)
+        if h > best[0]:
+            best = (h, cols, rows)
+    h, cols, rows = best
+    return min(h, max_h), cols, rows
+
+
+def _band(area: TeamArea) -> Rect:
+    """The part of the screen a team's tableau stands for in the shared cursor frame."""
+    return Rect(
+        area.nerts.x, area.floor, area.waste.right - area.nerts.x, area.nerts.top - area.floor
+    )
+
+
+def _clamp01(value: float) -> float:
+    return 0.0 if value < 0 else 1.0 if value > 1 else value

@@ -1,0 +1,106 @@
+"""What the lobby screen needs from the network: a small interface, and a stand-in without one.
+
+The lobby lists the tables found on the LAN, lets the player host one or join one, pick a team
+and say ready. The network work plugs in by implementing ``LobbyProvider``; until then
+``NoNetwork`` finds nothing and the lobby shows its "no tables found yet" state (practice works).
+Nothing here imports pyglet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from nerts_lan.engine import Options
+from nerts_lan.session import Session
+
+__all__ = ["HostRequest", "LobbyProvider", "NoNetwork", "TableInfo"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """A table seen on the LAN."""
+
+    table_id: str
+    name: str
+    host: str
+    options: Options
+    partnership: bool
+    seats: int
+    """Teams the host allows (1 to 8)."""
+    teams: tuple[tuple[str, ...], ...] = ()
+    """Players already seated, per team."""
+    ready: tuple[str, ...] = ()
+    """Players who said they are ready."""
+    started: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HostRequest:
+    """A table the player wants to host."""
+
+    name: str
+    options: Options = field(default_factory=Options)
+    partnership: bool = False
+    seats: int = 4
+
+
+class LobbyProvider(Protocol):
+    """The network side of the lobby. Every call returns at once; ``poll`` is called each frame."""
+
+    def tables(self) -> list[TableInfo]:
+        """The tables found so far (the lobby redraws when this list changes)."""
+        ...
+
+    def host(self, player: str, request: HostRequest) -> None:
+        """Open a table and sit at it."""
+        ...
+
+    def join(self, player: str, table_id: str, team: int | None = None) -> None:
+        """Sit at a table, on ``team`` (None: the first team with a free seat)."""
+        ...
+
+    def set_ready(self, ready: bool) -> None:
+        """Say the player is (not) ready; the host starts once everyone is."""
+        ...
+
+    def leave(self) -> None:
+        """Leave the table the player sits at."""
+        ...
+
+    def poll(self, now: float) -> Session | None:
+        """Advance the discovery; the game's session once the table the player sits at starts."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class NoNetwork:
+    """A provider that finds no tables: the lobby before the network lands (and offline)."""
+
+    def __init__(self, status: Callable[[str], None] | None = None) -> None:
+        self._status = status
+
+    def tables(self) -> list[TableInfo]:
+        return []
+
+    def host(self, player: str, request: HostRequest) -> None:
+        if self._status:
+            self._status("hosting a LAN table is not available yet: try Practice")
+
+    def join(self, player: str, table_id: str, team: int | None = None) -> None:
+        if self._status:
+            self._status("joining a LAN table is not available yet")
+
+    def set_ready(self, ready: bool) -> None:
+        pass
+
+    def leave(self) -> None:
+        pass
+
+    def poll(self, now: float) -> Session | None:
+        return None
+
+    def close(self) -> None:
+        pass

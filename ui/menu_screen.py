@@ -1,0 +1,287 @@
+"""The first screen: the player's name, practice against bots, and the tables on the LAN.
+
+The LAN part reads a ``LobbyProvider`` (see ``lobby.py``): its table list, refreshed live, with a
+"no tables found yet" state, and host / join / ready calls. Practice needs no network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyglet.graphics import Group
+from pyglet.window import key as keys
+
+from nerts_lan.bots import LEVELS
+from nerts_lan.engine import Options
+from nerts_lan.practice import MAX_OPPONENTS, PracticeConfig
+
+from .config import Settings
+from .layout import Rect
+from .lobby import HostRequest, LobbyProvider, TableInfo
+from .theme import ACCENT, TEXT_DIM, WARN
+from .widgets import Button, Panel, TextField, label
+
+__all__ = ["MenuScreen"]
+
+_TARGETS = (50, 100, 150, 200)
+
+
+class MenuScreen:
+    """Name, practice options and the LAN lobby; ``on_practice(config)`` starts a game."""
+
+    def __init__(
+        self,
+        window: Any,
+        batch: Any,
+        settings: Settings,
+        save_settings: Callable[[Settings], None],
+        lobby: LobbyProvider,
+        on_practice: Callable[[PracticeConfig], None],
+        on_options: Callable[[], None] | None = None,
+    ) -> None:
+        self.window = window
+        self.batch = batch
+        self.settings = settings
+        self._save = save_settings
+        self.lobby = lobby
+        self.on_practice = on_practice
+        self.on_options = on_options
+        self.target = 100
+        self.group = Group(order=0)
+        self.text_group = Group(order=1)
+        self.items: list[Any] = []
+        self.buttons: list[Button] = []
+        self.name_field: TextField | None = None
+        self._tables: list[TableInfo] = []
+        self._message = ""
+        self.dirty = True
+        self.resize(window.width, window.height)
+
+    def update(self, now: float) -> bool:
+        self.lobby.poll(now)
+        tables = self.lobby.tables()
+        if tables != self._tables:
+            self._tables = tables
+            self.resize(self.window.width, self.window.height)
+        dirty, self.dirty = self.dirty, False
+        return dirty
+
+    def resize(self, width: int, height: int) -> None:
+        field = self.name_field
+        value = field.value if field is not None else self.settings.player_name
+        focused = field.focused if field is not None else False
+        self._clear()
+        s = self.settings
+        margin = 24.0
+        self.text(
+            "Nerts", width / 2, height - 60, size=46, bold=True, colour=ACCENT, anchor_x="center"
+        )
+        self.text(
+            "Pounce · Racing Demon — for friends on one LAN",
+            width / 2,
+            height - 104,
+            size=15,
+            colour=TEXT_DIM,
+            anchor_x="center",
+        )
+        col_w = min((width - 3 * margin) / 2, 460.0)
+        left = Rect(width / 2 - col_w - margin / 2, margin, col_w, height - 150 - margin)
+        right = Rect(width / 2 + margin / 2, margin, col_w, height - 150 - margin)
+        self.items.append(Panel(self.batch, self.group, left, alpha=200))
+        self.items.append(Panel(self.batch, self.group, right, alpha=200))
+
+        # Left: name and practice.
+        x, y = left.x + 20, left.top - 34
+        self.text("Your name", x, y, size=15, bold=True)
+        y -= 46
+        self.name_field = TextField(
+            self.batch, self.group, self.text_group, Rect(x, y, left.w - 40, 34), value
+        )
+        self.name_field.focus(focused)
+        y -= 46
+        self.text("Practice against bots", x, y, size=17, bold=True, colour=ACCENT)
+        rows = [
+            ("Opponents", str(s.opponents), self._more_opponents),
+            ("Bot level", s.level, self._next_level),
+            ("Flip", f"{s.flip} at a time", self._toggle_flip),
+            ("Partners", "on (a bot partner)" if s.partners else "off", self._toggle_partners),
+            ("Match target", str(self.target), self._next_target),
+        ]
+        row_h = min(44.0, (y - left.y - 90) / len(rows))
+        for name, value_text, action in rows:
+            y -= row_h
+            self.text(name, x, y + row_h * 0.35, size=14)
+            self.button(Rect(left.right - 20 - 190, y + 2, 190, row_h - 8), value_text, action)
+        self.button(
+            Rect(x, left.y + 20, left.w - 40, 46), "Practice", self._practice, (40, 120, 72)
+        )
+
+        # Right: the LAN.
+        x, y = right.x + 20, right.top - 34
+        self.text("Tables on your LAN", x, y, size=17, bold=True, colour=ACCENT)
+        y -= 36
+        if not self._tables:
+            self.text("No tables found yet — looking…", x, y, size=14, colour=TEXT_DIM)
+            y -= 24
+            self.text("Friends' tables show up here by themselves.", x, y, size=12, colour=TEXT_DIM)
+        for table in self._tables[:8]:
+            seated = sum(len(team) for team in table.teams)
+            kind = "partners" if table.partnership else "singles"
+            self.text(f"{table.name}  ({table.host})", x, y, size=14, bold=True)
+            self.text(
+                f"{seated} seated · {table.seats} teams · {kind}",
+                x,
+                y - 18,
+                size=12,
+                colour=TEXT_DIM,
+            )
+            self.button(Rect(right.right - 110, y - 22, 90, 32), "Join", self._joiner(table))
+            y -= 50
+        self.button(
+            Rect(x, right.y + 20, right.w - 40, 46), "Host a table", self._host, (52, 90, 130)
+        )
+        if self.on_options is not None:
+            self.button(Rect(width - 130, height - 50, 110, 34), "Options", self.on_options)
+        if self._message:
+            self.text(
+                self._message,
+                width / 2,
+                8,
+                size=13,
+                colour=WARN,
+                anchor_x="center",
+                anchor_y="bottom",
+            )
+        self.dirty = True
+
+    def close(self) -> None:
+        self._store_name()
+        self._clear()
+
+    # --- input ---------------------------------------------------------------------------------
+
+    def on_mouse_press(self, x: float, y: float, button: int, modifiers: int) -> None:
+        self.dirty = True
+        if self.name_field is not None:
+            self.name_field.focus(self.name_field.hit(x, y))
+        for item in self.buttons:
+            if item.hit(x, y):
+                item.on_click()
+                return
+
+    def on_mouse_motion(self, x: float, y: float, dx: float, dy: float) -> None:
+        for item in self.buttons:
+            item.set_highlight(item.hit(x, y))
+        self.dirty = True
+
+    def on_text(self, text: str) -> None:
+        if self.name_field is not None and self.name_field.focused and text not in "\r\n":
+            self.name_field.type_text(text)
+            self.dirty = True
+
+    def on_key_press(self, symbol: int, modifiers: int) -> None:
+        field = self.name_field
+        if field is not None and field.focused:
+            if symbol == keys.BACKSPACE:
+                field.backspace()
+            elif symbol in (keys.ENTER, keys.RETURN, keys.ESCAPE):
+                field.focus(False)
+                self._store_name()
+            self.dirty = True
+        elif symbol in (keys.ENTER, keys.RETURN, keys.P):
+            self._practice()
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def _player(self) -> str:
+        name = self.name_field.value.strip() if self.name_field is not None else ""
+        return name or "You"
+
+    def _store_name(self) -> None:
+        if self.name_field is not None:
+            name = self.name_field.value.strip()
+            if name != self.settings.player_name:
+                self._update(player_name=name)
+
+    def _update(self, **changes: Any) -> None:
+        self.settings = self.settings.with_(**changes)
+        self._save(self.settings)
+
+    def _change(self, **changes: Any) -> None:
+        self._store_name()
+        self._update(**changes)
+        self.resize(self.window.width, self.window.height)
+
+    def _more_opponents(self) -> None:
+        self._change(opponents=(self.settings.opponents + 1) % (MAX_OPPONENTS + 1))
+
+    def _next_level(self) -> None:
+        levels = [level for level in LEVELS if level != "instant"]
+        index = levels.index(self.settings.level) if self.settings.level in levels else 0
+        self._change(level=levels[(index + 1) % len(levels)])
+
+    def _toggle_flip(self) -> None:
+        self._change(flip=1 if self.settings.flip == 3 else 3)
+
+    def _toggle_partners(self) -> None:
+        self._change(partners=not self.settings.partners)
+
+    def _next_target(self) -> None:
+        index = _TARGETS.index(self.target) if self.target in _TARGETS else 0
+        self.target = _TARGETS[(index + 1) % len(_TARGETS)]
+        self._store_name()
+        self.resize(self.window.width, self.window.height)
+
+    def _practice(self) -> None:
+        self._store_name()
+        s = self.settings
+        config = PracticeConfig(
+            player=self._player(),
+            opponents=s.opponents,
+            level=s.level,
+            partners=s.partners,
+            options=Options(flip=s.flip, target=self.target),
+        )
+        self.on_practice(config)
+
+    def _host(self) -> None:
+        self._store_name()
+        self.lobby.host(self._player(), HostRequest(f"{self._player()}'s table"))
+        self._message = "Hosting LAN tables comes with the network: try Practice meanwhile"
+        self.resize(self.window.width, self.window.height)
+
+    def _joiner(self, table: TableInfo) -> Callable[[], None]:
+        return lambda: self._join(table)
+
+    def _join(self, table: TableInfo) -> None:
+        self._store_name()
+        self.lobby.join(self._player(), table.table_id)
+
+    # --- drawing helpers -----------------------------------------------------------------------
+
+    def text(self, value: str, x: float, y: float, **style: Any) -> Any:
+        item = label(self.batch, self.text_group, value, x, y, **style)
+        self.items.append(item)
+        return item
+
+    def button(
+        self,
+        rect: Rect,
+        caption: str,
+        on_click: Callable[[], None],
+        colour: tuple[int, int, int] = (52, 70, 84),
+    ) -> Button:
+        item = Button(self.batch, self.group, self.text_group, rect, caption, on_click, colour)
+        self.buttons.append(item)
+        return item
+
+    def _clear(self) -> None:
+        for item in self.items:
+            item.delete()
+        for item in self.buttons:
+            item.delete()
+        self.items, self.buttons = [], []
+        if self.name_field is not None:
+            self.name_field.delete()
+            self.name_field = None

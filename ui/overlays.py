@@ -1,0 +1,352 @@
+"""Panels over the table: keyboard help, options, and the scoreboard with its chart."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from pyglet import shapes
+from pyglet.graphics import Group
+
+from nerts_lan.engine import State, Table
+from nerts_lan.replica import RoundEnded
+from nerts_lan.scoring import Match
+
+from .config import CARD_SIZES, Settings
+from .intents import KEY_HELP
+from .layout import Rect
+from .theme import ACCENT, GOOD, TEXT, TEXT_DIM, team_rgb
+from .widgets import Button, Panel, label
+
+__all__ = ["HelpOverlay", "OptionsOverlay", "Overlay", "ScoreOverlay"]
+
+
+class Overlay:
+    """A panel in the middle of the window, with buttons; rebuilt on every resize."""
+
+    def __init__(self, batch: Any, group: Group) -> None:
+        self.batch = batch
+        self.group = group
+        self.back_group = Group(order=0, parent=group)
+        self.panel_group = Group(order=1, parent=group)
+        self.text_group = Group(order=2, parent=group)
+        self.items: list[Any] = []
+        self.buttons: list[Button] = []
+
+    def build(self, width: int, height: int) -> None:
+        self.delete()
+        self.items.append(
+            shapes.Rectangle(
+                0, 0, width, height, color=(0, 0, 0, 110), batch=self.batch, group=self.back_group
+            )
+        )
+        self.content(width, height)
+
+    def content(self, width: int, height: int) -> None:
+        raise NotImplementedError
+
+    def on_click(self, x: float, y: float) -> None:
+        for button in self.buttons:
+            if button.hit(x, y):
+                button.on_click()
+                return
+
+    def delete(self) -> None:
+        for item in self.items:
+            item.delete()
+        for button in self.buttons:
+            button.delete()
+        self.items, self.buttons = [], []
+
+    def panel(self, width: int, height: int, w: float, h: float) -> Rect:
+        w, h = min(w, width - 20), min(h, height - 20)
+        rect = Rect((width - w) / 2, (height - h) / 2, w, h)
+        self.items.append(Panel(self.batch, self.panel_group, rect))
+        return rect
+
+    def text(self, value: str, x: float, y: float, **style: Any) -> Any:
+        item = label(self.batch, self.text_group, value, x, y, **style)
+        self.items.append(item)
+        return item
+
+    def button(
+        self,
+        rect: Rect,
+        caption: str,
+        on_click: Callable[[], None],
+        colour: tuple[int, int, int] = (52, 70, 84),
+    ) -> Button:
+        button = Button(
+            self.batch, self.panel_group, self.text_group, rect, caption, on_click, colour
+        )
+        self.buttons.append(button)
+        return button
+
+
+class HelpOverlay(Overlay):
+    """Every key of the game, and the mouse."""
+
+    def __init__(self, batch: Any, group: Group, on_close: Callable[[], None]) -> None:
+        super().__init__(batch, group)
+        self.on_close = on_close
+
+    def content(self, width: int, height: int) -> None:
+        rows = len(KEY_HELP) + 4
+        line = min(24.0, (height - 120) / rows)
+        rect = self.panel(width, height, 620, line * rows + 90)
+        y = rect.top - 34
+        self.text("How to play", rect.x + 24, y, size=22, bold=True, colour=ACCENT)
+        y -= line * 1.5
+        self.text(
+            "Mouse: drag cards onto piles; click a card to play it to a foundation or the",
+            rect.x + 24,
+            y,
+            size=line * 0.58,
+        )
+        y -= line
+        self.text("best work pile; click the stock to flip.", rect.x + 24, y, size=line * 0.58)
+        y -= line * 1.3
+        for key_name, meaning in KEY_HELP:
+            self.text(key_name, rect.x + 24, y, size=line * 0.6, bold=True, colour=GOOD)
+            self.text(meaning, rect.x + 150, y, size=line * 0.6)
+            y -= line
+        self.button(Rect(rect.right - 130, rect.y + 14, 110, 34), "Close (Esc)", self.on_close)
+
+
+class OptionsOverlay(Overlay):
+    """Sounds, the four-colour deck and the card size; changes apply and are saved at once."""
+
+    def __init__(
+        self,
+        batch: Any,
+        group: Group,
+        settings: Settings,
+        on_change: Callable[[Settings], None],
+        on_close: Callable[[], None],
+    ) -> None:
+        super().__init__(batch, group)
+        self.settings = settings
+        self.on_change = on_change
+        self.on_close = on_close
+        self._size = (0, 0)
+
+    def build(self, width: int, height: int) -> None:
+        self._size = (width, height)
+        super().build(width, height)
+
+    def content(self, width: int, height: int) -> None:
+        rect = self.panel(width, height, 460, 300)
+        settings = self.settings
+        self.text("Options", rect.x + 24, rect.top - 34, size=22, bold=True, colour=ACCENT)
+        rows = [
+            (
+                "Sounds",
+                "on" if settings.sounds else "muted",
+                lambda: self._change(sounds=not settings.sounds),
+            ),
+            (
+                "Four-colour deck",
+                "on" if settings.four_colour else "off",
+                lambda: self._change(four_colour=not settings.four_colour),
+            ),
+            ("Card size", settings.card_size, self._next_size),
+        ]
+        y = rect.top - 90
+        for name, value, action in rows:
+            self.text(name, rect.x + 24, y + 17, size=16)
+            self.button(Rect(rect.right - 184, y, 160, 34), value, action)
+            y -= 50
+        self.button(Rect(rect.right - 130, rect.y + 14, 110, 34), "Close (Esc)", self.on_close)
+
+    def _change(self, **changes: Any) -> None:
+        self.settings = self.settings.with_(**changes)
+        self.on_change(self.settings)
+        self.build(*self._size)
+
+    def _next_size(self) -> None:
+        names = list(CARD_SIZES)
+        index = names.index(self.settings.card_size) if self.settings.card_size in names else 0
+        self._change(card_size=names[(index + 1) % len(names)])
+
+
+class ScoreOverlay(Overlay):
+    """The round's scoreboard, each team's match total over the rounds, and the match result."""
+
+    def __init__(
+        self,
+        batch: Any,
+        group: Group,
+        table: Table,
+        state: State,
+        match: Match,
+        ended: RoundEnded,
+        match_over: bool,
+        on_next: Callable[[], None],
+        on_menu: Callable[[], None],
+    ) -> None:
+        super().__init__(batch, group)
+        self.table = table
+        self.state = state
+        self.match = match
+        self.ended = ended
+        self.match_over = match_over
+        self.on_next = on_next
+        self.on_menu = on_menu
+
+    def content(self, width: int, height: int) -> None:
+        table, state, match = self.table, self.state, self.match
+        teams = len(table.team_names)
+        rect = self.panel(width, height, 820, 250 + teams * 26 + 190)
+        x0 = rect.x + 24
+        y = rect.top - 36
+        number = len(match.rounds)
+        outcome = self.ended.outcome
+        how = f"{outcome.caller} called Nerts" if outcome.caller else "everyone was stuck"
+        self.text(f"Round {number} over: {how}", x0, y, size=22, bold=True, colour=ACCENT)
+        y -= 40
+        columns = [
+            ("team", 0),
+            ("played", 250),
+            ("nerts left", 340),
+            ("bonus", 450),
+            ("round", 530),
+            ("match", 620),
+        ]
+        for name, offset in columns:
+            self.text(name, x0 + offset, y, size=13, colour=TEXT_DIM, bold=True)
+        y -= 26
+        totals = match.totals
+        played = [0] * teams
+        for owners in state.f_owners:
+            for owner in owners:
+                played[owner] += 1
+        scores = self.ended.scores
+        caller_team = table.team_of(outcome.caller) if outcome.caller else None
+        order = sorted(range(teams), key=lambda i: -totals[table.team_names[i]])
+        for i in order:
+            name = table.team_names[i]
+            colour = team_rgb(table.back_colours[i])
+            self.items.append(
+                shapes.Circle(
+                    x0 + 7, y, 7, color=(*colour, 255), batch=self.batch, group=self.text_group
+                )
+            )
+            bonus = table.options.caller_bonus if caller_team == i else 0
+            cells = [
+                (name, 0),
+                (str(played[i]), 250),
+                (str(len(state.teams[i].nerts)), 340),
+                (f"+{bonus}" if bonus else "–", 450),
+                (f"{scores[name]:+d}", 530),
+                (str(totals[name]), 620),
+            ]
+            for value, offset in cells:
+                self.text(value, x0 + offset + (20 if offset == 0 else 0), y, size=15)
+            y -= 26
+        chart = Rect(x0, rect.y + 70, rect.w - 48, max(y - 20 - (rect.y + 70), 60))
+        self._chart(chart)
+        if self.match_over and match.winner is not None:
+            differences = match.differences()
+            behind = ", ".join(
+                f"{n} {d:+d}" for n, d in sorted(differences.items(), key=lambda kv: -kv[1]) if d
+            )
+            self.text(
+                f"{match.winner} wins the match!  {behind}",
+                x0,
+                rect.y + 40,
+                size=17,
+                bold=True,
+                colour=GOOD,
+            )
+            caption = "New match (Enter)"
+        else:
+            self.text(
+                f"First to {match.target} wins the match.",
+                x0,
+                rect.y + 40,
+                size=14,
+                colour=TEXT_DIM,
+            )
+            caption = "Next round (Enter)"
+        self.button(
+            Rect(rect.right - 210, rect.y + 22, 190, 36), caption, self.on_next, (40, 110, 70)
+        )
+        self.button(Rect(rect.right - 320, rect.y + 22, 100, 36), "Menu", self.on_menu)
+
+    def _chart(self, area: Rect) -> None:
+        """Each team's running total after each round, one line per team in its colour."""
+        match, table = self.match, self.table
+        series: list[list[int]] = []
+        for i in range(len(table.team_names)):
+            running, total = [0], 0
+            for row in match.rounds:
+                total += row[i]
+                running.append(total)
+            series.append(running)
+        low = min(min(s) for s in series)
+        high = max(max(max(s) for s in series), match.target)
+        span = max(high - low, 1)
+        count = max(len(series[0]) - 1, 1)
+        self.items.append(
+            shapes.Rectangle(
+                area.x,
+                area.y,
+                area.w,
+                area.h,
+                color=(255, 255, 255, 18),
+                batch=self.batch,
+                group=self.text_group,
+            )
+        )
+
+        def point(index: int, value: int) -> tuple[float, float]:
+            return (
+                area.x + 30 + (area.w - 40) * index / count,
+                area.y + 8 + (area.h - 16) * (value - low) / span,
+            )
+
+        for value, caption in ((match.target, f"target {match.target}"), (0, "0")):
+            if low <= value <= high:
+                _, y = point(0, value)
+                self.items.append(
+                    shapes.Line(
+                        area.x + 30,
+                        y,
+                        area.right - 10,
+                        y,
+                        thickness=1,
+                        color=(255, 255, 255, 70),
+                        batch=self.batch,
+                        group=self.text_group,
+                    )
+                )
+                self.text(caption, area.x + 2, y, size=10, colour=TEXT_DIM)
+        for i, running in enumerate(series):
+            colour = (*team_rgb(table.back_colours[i]), 255)
+            points = [point(j, v) for j, v in enumerate(running)]
+            for (ax, ay), (bx, by) in itertools.pairwise(points):
+                self.items.append(
+                    shapes.Line(
+                        ax,
+                        ay,
+                        bx,
+                        by,
+                        thickness=3,
+                        color=colour,
+                        batch=self.batch,
+                        group=self.text_group,
+                    )
+                )
+            for px, py in points[1:]:
+                self.items.append(
+                    shapes.Circle(px, py, 4, color=colour, batch=self.batch, group=self.text_group)
+                )
+        self.text(
+            "match totals by round",
+            area.right - 8,
+            area.top - 10,
+            size=11,
+            colour=TEXT,
+            anchor_x="right",
+        )

@@ -1,0 +1,574 @@
+"""The table's sprites: a view that follows the session's state, never a model of its own.
+
+``sync(state)`` asks ``layout.placements`` where every visible card goes and moves the sprites
+there; a card whose place changed flies from where it was (remote moves visibly, local drops
+briefly), so a move that lost a race flies back by the same rule. All sprites use one texture
+atlas and live in one batch, in ordered groups: slots, card layers by height, flying cards,
+dragged cards, labels, highlights, other players' cursors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyglet
+from pyglet import shapes
+from pyglet.graphics import Group
+
+from nerts_lan.cards import Card
+from nerts_lan.engine import State, Table
+
+from .atlas import SLOT, CardAtlas
+from .layout import (
+    FOUNDATION_TEAM,
+    Placement,
+    Rect,
+    TableLayout,
+    compute_layout,
+    from_table_units,
+    placements,
+)
+from .theme import ACCENT, GOOD, TEXT, TEXT_DIM, WARN, lighter, team_rgb
+from .widgets import label
+
+__all__ = ["TableView"]
+
+_CARD_LAYERS = 48
+_REMOTE_FLIGHT = 0.32
+_LOCAL_FLIGHT = 0.12
+_NOTE_SECONDS = 2.6
+_CURSOR_SECONDS = 3.0
+
+
+@dataclass
+class _Flight:
+    start: Rect
+    end: Rect
+    t0: float
+    duration: float
+
+
+class TableView:
+    """Sprites, labels and overlays of the table in one batch (drawn by the screen)."""
+
+    def __init__(
+        self,
+        window: Any,
+        batch: Any,
+        parent: Group | None,
+        table: Table,
+        own_team: int,
+        four_colour: bool = False,
+        card_scale: float = 1.0,
+    ) -> None:
+        self.window = window
+        self.batch = batch
+        self.table = table
+        self.own_team = own_team
+        self.four_colour = four_colour
+        self.card_scale = card_scale
+        self.felt_group = Group(order=1, parent=parent)
+        self.slot_group = Group(order=2, parent=parent)
+        self.layers = [Group(order=10 + z, parent=parent) for z in range(_CARD_LAYERS)]
+        self.flying_group = Group(order=70, parent=parent)
+        self.drag_groups = [Group(order=80 + i, parent=parent) for i in range(20)]
+        self.label_group = Group(order=110, parent=parent)
+        self.mark_group = Group(order=115, parent=parent)
+        self.cursor_group = Group(order=120, parent=parent)
+        self.atlas: CardAtlas | None = None
+        self.layout: TableLayout | None = None
+        self.state: State | None = None
+        self.sprites: dict[tuple[object, ...], Any] = {}
+        self.shown: dict[tuple[object, ...], Rect] = {}
+        self.placed: dict[tuple[object, ...], Placement] = {}
+        self.last_placements: list[Placement] = []
+        self.flights: dict[tuple[object, ...], _Flight] = {}
+        self.dragging: dict[tuple[object, ...], Rect] = {}
+        self.settling: set[tuple[object, ...]] = set()
+        self._static: list[Any] = []
+        self._slots: dict[tuple[int, str, int], Any] = {}
+        self._team_labels: list[Any] = []
+        self._counts: dict[tuple[int, str], Any] = {}
+        self._marks: list[Any] = []
+        self._notes: list[tuple[float, Any, Any]] = []
+        self._cursors: dict[str, tuple[float, list[Any]]] = {}
+        self._size: tuple[int, int] = (0, 0)
+
+    # --- layout and sync -----------------------------------------------------------------------
+
+    def resize(self, width: int, height: int, state: State) -> None:
+        """Lay the table out for a new window size (or card size) and place everything again."""
+        self._size = (width, height)
+        self.layout = compute_layout(
+            width,
+            height,
+            len(self.table.team_names),
+            self.own_team,
+            self.table.options.work,
+            self.card_scale,
+            len(state.f_cards),
+        )
+        self._ensure_atlas()
+        for sprite in self.sprites.values():
+            sprite.delete()
+        self.sprites.clear()
+        self.shown.clear()
+        self.flights.clear()
+        self.placed.clear()
+        self._build_static()
+        self.state = None
+        self.sync(state, 0.0, animate=False)
+
+    def sync(self, state: State, now: float, animate: bool = True) -> None:
+        """Move the sprites to where ``state`` puts the cards; changed places fly."""
+        layout = self.layout
+        if layout is None:
+            return
+        wanted = max(4 * len(self.table.team_names), len(state.f_cards))
+        if wanted > layout.foundation_cols * layout.foundation_rows:
+            self.resize(*self._size, state)
+            return
+        self.state = state
+        found = placements(layout, state)
+        self.last_placements = found
+        keep: set[tuple[object, ...]] = set()
+        for placement in found:
+            key = placement.key
+            keep.add(key)
+            self.placed[key] = placement
+            if key in self.dragging:
+                continue
+            sprite = self.sprites.get(key)
+            region = self._region(placement)
+            if sprite is None:
+                sprite = pyglet.sprite.Sprite(
+                    region, batch=self.batch, group=self._layer(placement)
+                )
+                self.sprites[key] = sprite
+                start = placement.rect
+                if animate and placement.spawn is not None:
+                    start = placement.rect.moved_to(*placement.spawn)
+                self.shown[key] = start
+                if start != placement.rect:
+                    self.flights[key] = _Flight(start, placement.rect, now, _LOCAL_FLIGHT * 1.5)
+                    sprite.group = self.flying_group
+                self._show(key, start)
+                continue
+            if sprite.image is not region:
+                sprite.image = region
+            old = self.shown.get(key, placement.rect)
+            if old != placement.rect and animate:
+                quick = key in self.settling
+                duration = _LOCAL_FLIGHT if quick else _REMOTE_FLIGHT
+                current = self._current_rect(key, now)
+                self.flights[key] = _Flight(current, placement.rect, now, duration)
+                sprite.group = self.flying_group
+            elif key in self.flights and self.flights[key].end == placement.rect:
+                continue  # already on its way there
+            else:
+                self.flights.pop(key, None)
+                layer = self._layer(placement)
+                if sprite.group is not layer:
+                    sprite.group = layer
+                if old != placement.rect or key not in self.shown:
+                    self._show(key, placement.rect)
+        self.settling.clear()
+        for key in [k for k in self.sprites if k not in keep]:
+            self.sprites.pop(key).delete()
+            self.shown.pop(key, None)
+            self.flights.pop(key, None)
+            self.placed.pop(key, None)
+            self.dragging.pop(key, None)
+        self._update_labels(state)
+
+    def update(self, now: float) -> bool:
+        """Advance flights, notes and cursors to ``now``; True while something still moves."""
+        moving = False
+        for key, flight in list(self.flights.items()):
+            t = (now - flight.t0) / flight.duration if flight.duration > 0 else 1.0
+            if t >= 1.0:
+                del self.flights[key]
+                self._show(key, flight.end)
+                placement = self.placed.get(key)
+                if placement is not None and key in self.sprites:
+                    self.sprites[key].group = self._layer(placement)
+            else:
+                e = 1 - (1 - max(t, 0.0)) ** 3
+                self._show(key, _lerp(flight.start, flight.end, e))
+                moving = True
+        changed = False
+        for note in list(self._notes):
+            until, text_label, box = note
+            if now >= until:
+                text_label.delete()
+                box.delete()
+                self._notes.remove(note)
+                changed = True
+        for player, (until, parts) in list(self._cursors.items()):
+            if now >= until:
+                for part in parts:
+                    part.delete()
+                del self._cursors[player]
+                changed = True
+        return moving or changed
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.flights)
+
+    # --- dragging ------------------------------------------------------------------------------
+
+    def begin_drag(self, keys: Sequence[tuple[object, ...]]) -> None:
+        for i, key in enumerate(keys):
+            if key in self.sprites:
+                self.flights.pop(key, None)
+                self.dragging[key] = self.shown[key]
+                self.sprites[key].group = self.drag_groups[min(i, len(self.drag_groups) - 1)]
+
+    def drag_by(self, dx: float, dy: float) -> None:
+        for key, origin in self.dragging.items():
+            self._show(key, origin.moved_to(origin.x + dx, origin.y + dy))
+
+    def end_drag(self, now: float) -> None:
+        """Let the dragged cards go: they settle where the next state puts them."""
+        keys = list(self.dragging)
+        self.dragging.clear()
+        self.settling.update(keys)
+        for key in keys:
+            placement = self.placed.get(key)
+            if placement is not None and key in self.sprites:
+                current = self.shown[key]
+                if current != placement.rect:
+                    self.flights[key] = _Flight(current, placement.rect, now, _LOCAL_FLIGHT * 1.6)
+                    self.sprites[key].group = self.flying_group
+
+    def dragged_rect(self) -> Rect | None:
+        if not self.dragging:
+            return None
+        first = next(iter(self.dragging))
+        return self.shown.get(first)
+
+    # --- marks, notes, cursors -----------------------------------------------------------------
+
+    def set_marks(self, rects: Iterable[tuple[Rect, tuple[int, int, int]]]) -> None:
+        """Outline ``rects`` (the keyboard pick, a hint) in their colours."""
+        for mark in self._marks:
+            mark.delete()
+        self._marks = []
+        for rect, colour in rects:
+            box = shapes.Box(
+                rect.x - 3,
+                rect.y - 3,
+                rect.w + 6,
+                rect.h + 6,
+                thickness=3,
+                color=(*colour, 255),
+                batch=self.batch,
+                group=self.mark_group,
+            )
+            self._marks.append(box)
+
+    def note(self, message: str, x: float, y: float, now: float, warn: bool = True) -> None:
+        """A short message near ``x``, ``y`` that fades after a few seconds."""
+        width, height = self._size
+        size = 15.0
+        text_w = len(message) * size * 0.58 + 24
+        x = min(max(x - text_w / 2, 8), width - text_w - 8)
+        y = min(max(y, 8), height - 40)
+        box = _rounded(
+            x,
+            y,
+            text_w,
+            size * 2,
+            8,
+            color=(30, 20, 20, 225) if warn else (20, 36, 30, 225),
+            batch=self.batch,
+            group=self.cursor_group,
+        )
+        text_label = label(
+            self.batch,
+            Group(order=1, parent=self.cursor_group),
+            message,
+            x + text_w / 2,
+            y + size,
+            size=size,
+            colour=WARN if warn else GOOD,
+            anchor_x="center",
+            bold=True,
+        )
+        self._notes.append((now + _NOTE_SECONDS, text_label, box))
+
+    def set_cursor(
+        self,
+        player: str,
+        u: float,
+        v: float,
+        holding: tuple[str, ...],
+        partner: bool,
+        now: float,
+    ) -> None:
+        """Show another player's pointer (and the cards it drags) at shared units ``u``, ``v``."""
+        layout = self.layout
+        team = self.table.team_of(player)
+        if layout is None or team is None or self.atlas is None:
+            return
+        old = self._cursors.pop(player, None)
+        if old is not None:
+            for part in old[1]:
+                part.delete()
+        x, y = from_table_units(layout, team, u, v)
+        colour = team_rgb(self.table.back_colours[team])
+        parts: list[Any] = []
+        size = "own" if team == self.own_team else "small"
+        for i, name in enumerate(holding[:13]):
+            try:
+                card = int(Card.parse(name))
+            except ValueError:
+                continue
+            sprite = pyglet.sprite.Sprite(
+                self.atlas.region(size, card),
+                x=x - 6,
+                y=y - 20 - i * 8,
+                batch=self.batch,
+                group=self.cursor_group,
+            )
+            sprite.opacity = 220
+            parts.append(sprite)
+        radius = 11 if partner else 7
+        if partner:
+            parts.append(
+                shapes.Circle(
+                    x,
+                    y,
+                    radius + 4,
+                    color=(*ACCENT, 255),
+                    batch=self.batch,
+                    group=self.cursor_group,
+                )
+            )
+        parts.append(
+            shapes.Circle(
+                x, y, radius, color=(*colour, 255), batch=self.batch, group=self.cursor_group
+            )
+        )
+        parts.append(
+            label(
+                self.batch,
+                self.cursor_group,
+                player + (" (partner)" if partner else ""),
+                x + radius + 6,
+                y + 2,
+                size=13,
+                colour=ACCENT if partner else TEXT,
+                bold=partner,
+            )
+        )
+        self._cursors[player] = (now + _CURSOR_SECONDS, parts)
+
+    def delete(self) -> None:
+        for sprite in self.sprites.values():
+            sprite.delete()
+        self.sprites.clear()
+        for item in self._static + self._team_labels + list(self._counts.values()) + self._marks:
+            item.delete()
+        self._static, self._team_labels, self._counts, self._marks = [], [], {}, []
+        for _, text_label, box in self._notes:
+            text_label.delete()
+            box.delete()
+        self._notes = []
+        for _, parts in self._cursors.values():
+            for part in parts:
+                part.delete()
+        self._cursors = {}
+        if self.atlas is not None:
+            self.atlas.delete()
+            self.atlas = None
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _ensure_atlas(self) -> None:
+        layout = self.layout
+        assert layout is not None
+        own = layout.own_area
+        small = next((a for a in layout.teams if not a.own), own)
+        sizes = {
+            "own": (round(own.card_w), round(own.card_h)),
+            "found": (round(layout.foundation_w), round(layout.foundation_h)),
+            "small": (round(small.card_w), round(small.card_h)),
+        }
+        if self.atlas is not None and self.atlas.matches(
+            sizes, self.table.back_colours, self.four_colour
+        ):
+            return
+        if self.atlas is not None:
+            self.atlas.delete()
+        self.atlas = CardAtlas(self.window, sizes, self.table.back_colours, self.four_colour)
+
+    def _region(self, placement: Placement) -> Any:
+        assert self.atlas is not None
+        if placement.pile.team == FOUNDATION_TEAM:
+            size = "found"
+        elif placement.pile.team == self.own_team:
+            size = "own"
+        else:
+            size = "small"
+        card: object = placement.card if placement.card is not None else ("back", placement.team)
+        return self.atlas.region(size, card)
+
+    def _layer(self, placement: Placement) -> Group:
+        return self.layers[min(max(placement.z, 0), _CARD_LAYERS - 1)]
+
+    def _show(self, key: tuple[object, ...], rect: Rect) -> None:
+        sprite = self.sprites.get(key)
+        if sprite is None:
+            return
+        self.shown[key] = rect
+        image = sprite.image
+        sprite.update(
+            x=round(rect.x),
+            y=round(rect.y),
+            scale_x=rect.w / image.width,
+            scale_y=rect.h / image.height,
+        )
+
+    def _current_rect(self, key: tuple[object, ...], now: float) -> Rect:
+        flight = self.flights.get(key)
+        if flight is None:
+            return self.shown[key]
+        t = min(max((now - flight.t0) / flight.duration, 0.0), 1.0)
+        return _lerp(flight.start, flight.end, 1 - (1 - t) ** 3)
+
+    def _build_static(self) -> None:
+        for item in self._static + self._team_labels + list(self._counts.values()):
+            item.delete()
+        self._static, self._team_labels, self._counts = [], [], {}
+        layout = self.layout
+        assert layout is not None and self.atlas is not None
+        center = layout.center
+        # An outline, not a filled panel: filling the middle costs a millisecond a frame on
+        # software GL.
+        self._static.append(
+            shapes.Box(
+                center.x,
+                center.y,
+                center.w,
+                center.h,
+                thickness=2,
+                color=(14, 70, 42, 255),
+                batch=self.batch,
+                group=self.felt_group,
+            )
+        )
+        self._slots = {}
+        for area in layout.teams:
+            size = "own" if area.own else "small"
+            slot = self.atlas.region(size, SLOT)
+            piles: list[tuple[str, int, Rect]] = [
+                ("nerts", 0, area.nerts),
+                ("stock", 0, area.stock),
+                ("waste", 0, area.waste),
+                *(("work", i, rect) for i, rect in enumerate(area.work)),
+            ]
+            for kind, index, rect in piles:
+                sprite = pyglet.sprite.Sprite(
+                    slot, x=round(rect.x), y=round(rect.y), batch=self.batch, group=self.slot_group
+                )
+                sprite.update(scale_x=rect.w / slot.width, scale_y=rect.h / slot.height)
+                self._static.append(sprite)
+                self._slots[(area.team, kind, index)] = sprite
+            colour = team_rgb(self.table.back_colours[area.team])
+            lx, ly = area.label
+            chip = area.card_h * (0.09 if area.own else 0.14)
+            self._static.append(
+                shapes.Circle(
+                    lx + chip,
+                    ly,
+                    chip,
+                    color=(*lighter(colour, 0.15), 255),
+                    batch=self.batch,
+                    group=self.felt_group,
+                )
+            )
+            text_size = max(11.0, min(area.card_h * (0.13 if area.own else 0.22), 18.0))
+            self._team_labels.append(
+                label(
+                    self.batch,
+                    self.label_group,
+                    "",
+                    lx + chip * 2 + 6,
+                    ly,
+                    size=text_size,
+                    bold=area.own,
+                )
+            )
+            for pile in ("nerts", "stock"):
+                rect = area.nerts if pile == "nerts" else area.stock
+                badge_size = max(10.0, min(area.card_h * 0.13, 16.0))
+                self._counts[(area.team, pile)] = label(
+                    self.batch,
+                    self.label_group,
+                    "",
+                    rect.x + rect.w / 2,
+                    rect.y - badge_size * 0.8,
+                    size=badge_size,
+                    colour=TEXT_DIM,
+                    anchor_x="center",
+                    bold=pile == "nerts",
+                )
+        if not layout.teams[self.own_team].own:
+            return
+
+    def _update_labels(self, state: State) -> None:
+        layout = self.layout
+        if layout is None or not self._team_labels:
+            return
+        for area, team_label in zip(layout.teams, self._team_labels):
+            team = area.team
+            players = self.table.team_players[team]
+            name = " & ".join(players)
+            tableau = state.teams[team]
+            text_value = name + ("  · stuck" if tableau.stuck else "")
+            if team_label.text != text_value:
+                team_label.text = text_value
+                colour = (*(WARN if tableau.stuck else TEXT), 255)
+                if tuple(team_label.color) != colour:
+                    team_label.color = colour
+            # Only empty piles show their slot: a slot under cards would cost fill for nothing.
+            slots = self._slots
+            for kind, cards in (
+                ("nerts", tableau.nerts),
+                ("stock", tableau.stock),
+                ("waste", tableau.waste),
+            ):
+                slot = slots.get((team, kind, 0))
+                if slot is not None and slot.visible != (not cards):
+                    slot.visible = not cards
+            for index, cards in enumerate(tableau.work):
+                slot = slots.get((team, "work", index))
+                if slot is not None and slot.visible != (not cards):
+                    slot.visible = not cards
+            nerts = self._counts[(team, "nerts")]
+            value = f"{len(tableau.nerts)} left" if tableau.nerts else "NERTS!"
+            if nerts.text != value:
+                nerts.text = value
+                colour = (*(ACCENT if len(tableau.nerts) <= 3 else TEXT), 255)
+                if tuple(nerts.color) != colour:
+                    nerts.color = colour
+            stock = self._counts[(team, "stock")]
+            value = str(len(tableau.stock)) if tableau.stock else ("↻" if tableau.waste else "")
+            if stock.text != value:
+                stock.text = value
+
+
+def _lerp(a: Rect, b: Rect, t: float) -> Rect:
+    return Rect(
+        a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t, a.w + (b.w - a.w) * t, a.h + (b.h - a.h) * t
+    )
+
+
+def _rounded(*args: Any, **kwargs: Any) -> Any:
+    """A rounded rectangle with enough corner segments at any size (pyglet divides by them)."""
+    kwargs.setdefault("segments", 6)
+    return shapes.RoundedRectangle(*args, **kwargs)

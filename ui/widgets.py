@@ -1,0 +1,205 @@
+"""A few plain widgets drawn into the screen's batch: buttons, text fields, panels, labels."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyglet import shapes, text
+
+from .layout import Rect
+from .theme import ACCENT, FONT, PANEL, TEXT, lighter
+
+__all__ = ["Button", "Panel", "TextField", "label"]
+
+
+def label(
+    batch: Any,
+    group: Any,
+    value: str,
+    x: float,
+    y: float,
+    size: float = 12,
+    colour: tuple[int, int, int] = TEXT,
+    anchor_x: Any = "left",
+    anchor_y: Any = "center",
+    bold: bool = False,
+    alpha: int = 255,
+    width: float | None = None,
+) -> Any:
+    """A label in ``batch``; ``size`` in pixels."""
+    kwargs: dict[str, Any] = {}
+    if width is not None:
+        kwargs.update(width=int(width), multiline=True)
+    return text.Label(
+        value,
+        font_name=FONT,
+        font_size=size * 0.75,
+        weight="bold" if bold else "normal",
+        x=x,
+        y=y,
+        anchor_x=anchor_x,
+        anchor_y=anchor_y,
+        color=(*colour, alpha),
+        batch=batch,
+        group=group,
+        **kwargs,
+    )
+
+
+class Panel:
+    """A rounded, slightly transparent panel."""
+
+    def __init__(
+        self,
+        batch: Any,
+        group: Any,
+        rect: Rect,
+        colour: tuple[int, int, int] = PANEL,
+        alpha: int = 248,
+    ) -> None:
+        self.rect = rect
+        self.shape = _rounded(
+            rect.x,
+            rect.y,
+            rect.w,
+            rect.h,
+            min(12.0, rect.h / 4),
+            color=(*colour, alpha),
+            batch=batch,
+            group=group,
+        )
+
+    def delete(self) -> None:
+        self.shape.delete()
+
+
+class Button:
+    """A clickable rectangle with a text; ``on_click`` runs on a click inside it."""
+
+    def __init__(
+        self,
+        batch: Any,
+        group: Any,
+        text_group: Any,
+        rect: Rect,
+        caption: str,
+        on_click: Callable[[], None],
+        colour: tuple[int, int, int] = (52, 70, 84),
+        size: float | None = None,
+        enabled: bool = True,
+    ) -> None:
+        self.rect = rect
+        self.on_click = on_click
+        self.colour = colour
+        self.enabled = enabled
+        self.shape = _rounded(
+            rect.x,
+            rect.y,
+            rect.w,
+            rect.h,
+            min(8.0, rect.h / 3),
+            color=(*colour, 255),
+            batch=batch,
+            group=group,
+        )
+        self.text = label(
+            batch,
+            text_group,
+            caption,
+            rect.x + rect.w / 2,
+            rect.y + rect.h / 2,
+            size=size or min(16.0, rect.h * 0.42),
+            anchor_x="center",
+            bold=True,
+        )
+        self.set_enabled(enabled)
+
+    def set_caption(self, caption: str) -> None:
+        if self.text.text != caption:
+            self.text.text = caption
+
+    def set_colour(self, colour: tuple[int, int, int]) -> None:
+        self.colour = colour
+        self.set_enabled(self.enabled)
+
+    def set_enabled(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.shape.color = (*self.colour, 255 if enabled else 90)
+        self.text.color = (*TEXT, 255 if enabled else 110)
+
+    def set_highlight(self, on: bool) -> None:
+        colour = lighter(self.colour, 0.2) if on else self.colour
+        self.shape.color = (*colour, 255 if self.enabled else 90)
+
+    def hit(self, x: float, y: float) -> bool:
+        return self.enabled and self.rect.contains(x, y)
+
+    def delete(self) -> None:
+        self.shape.delete()
+        self.text.delete()
+
+
+class TextField:
+    """A one-line text entry: focused by a click, edited with on_text / backspace."""
+
+    def __init__(
+        self, batch: Any, group: Any, text_group: Any, rect: Rect, value: str, max_length: int = 24
+    ) -> None:
+        self.rect = rect
+        self.value = value
+        self.max_length = max_length
+        self.focused = False
+        self.box = _rounded(
+            rect.x,
+            rect.y,
+            rect.w,
+            rect.h,
+            6,
+            color=(250, 250, 245, 255),
+            batch=batch,
+            group=group,
+        )
+        self.text = label(
+            batch,
+            text_group,
+            value,
+            rect.x + 10,
+            rect.y + rect.h / 2,
+            size=rect.h * 0.45,
+            colour=(20, 24, 28),
+        )
+        self._refresh()
+
+    def hit(self, x: float, y: float) -> bool:
+        return self.rect.contains(x, y)
+
+    def focus(self, on: bool) -> None:
+        self.focused = on
+        self._refresh()
+
+    def type_text(self, typed: str) -> None:
+        cleaned = "".join(ch for ch in typed if ch.isprintable())
+        self.value = (self.value + cleaned)[: self.max_length]
+        self._refresh()
+
+    def backspace(self) -> None:
+        self.value = self.value[:-1]
+        self._refresh()
+
+    def _refresh(self) -> None:
+        shown = self.value + ("|" if self.focused else "")
+        self.text.text = shown
+        self.box.color = (255, 255, 250, 255) if self.focused else (226, 228, 222, 255)
+        if self.focused:
+            self.box.color = (*lighter(ACCENT, 0.75), 255)
+
+    def delete(self) -> None:
+        self.box.delete()
+        self.text.delete()
+
+
+def _rounded(*args: Any, **kwargs: Any) -> Any:
+    """A rounded rectangle with enough corner segments at any size (pyglet divides by them)."""
+    kwargs.setdefault("segments", 6)
+    return shapes.RoundedRectangle(*args, **kwargs)

@@ -71,6 +71,8 @@ class RoundEnded:
 
     outcome: Outcome
     scores: dict[str, int]
+    digest: bytes = b""
+    """``state_digest`` of the round's final stable state."""
 
 
 ReplicaEvent: TypeAlias = ActionApplied | ActionRejected | RoundEnded
@@ -169,7 +171,7 @@ class Replica:
         del self._results[:count]
         if state.outcome is not None and not self._ended:
             self._ended = True
-            return [RoundEnded(state.outcome, round_scores(state))]
+            return [RoundEnded(state.outcome, round_scores(state), state_digest(state))]
         return []
 
     def reset(

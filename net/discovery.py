@@ -65,6 +65,7 @@ class Discovery:
         self._browsers: list[AsyncServiceBrowser] = []
         self._seen: dict[str, Advert] = {}
         self._pending: set[asyncio.Task[None]] = set()
+        self._lock = asyncio.Lock()
 
     @property
     def seen(self) -> dict[str, Advert]:
@@ -74,11 +75,12 @@ class Discovery:
     async def async_publish(self, advert: Advert, probe: bool = False) -> None:
         """Advertise ``advert``, or update it if already published."""
         info = self._info(advert)
-        if advert.instance_name in self._published:
-            await self._zeroconf.async_update_service(info)
-        else:
-            await self._zeroconf.async_register_service(info, cooperating_responders=not probe)
-        self._published[advert.instance_name] = info
+        async with self._lock:  # updates may overlap: register once, then update in order
+            if advert.instance_name in self._published:
+                await self._zeroconf.async_update_service(info)
+            else:
+                await self._zeroconf.async_register_service(info, cooperating_responders=not probe)
+            self._published[advert.instance_name] = info
 
     async def async_withdraw(self, advert: Advert) -> None:
         """Stop advertising ``advert`` (others see it go at once)."""

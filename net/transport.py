@@ -42,6 +42,7 @@ DEFAULT_MAX_FRAME = 1 << 20
 _HEADER = struct.Struct(">I")
 _KIND_HELLO, _KIND_DATA, _KIND_ACK, _KIND_REFUSE, _KIND_PEERS = 0, 1, 2, 3, 4
 _MAX_GOSSIP = 32
+_DUPLICATE = "duplicate connection"
 _MAX_TEXT = 200
 
 log = logging.getLogger(__name__)
@@ -228,7 +229,7 @@ class Mesh:
                 # One connection per pair: the one dialed by the smaller peer id wins.
                 mine_wins = (self.me.peer < hello.peer) == link.dialed_by_me
                 if mine_wins:
-                    raise _Refused("duplicate connection")
+                    raise _Refused(_DUPLICATE)
                 link.writer.close()
             if expected is None:
                 self._send_hello(writer, link)
@@ -237,9 +238,13 @@ class Mesh:
             )
             if restarted or link.remote_incarnation is None:
                 if restarted:
+                    # Both ends number afresh. What we queued is kept and renumbered: frames are
+                    # addressed to the peer, not to an incarnation, and some of them (a welcome
+                    # into the group) were meant for the new one.
                     link.received = link.acked_received = 0
-                    link.unacked.clear()
-                    link.next_out = 1
+                    queued = [data for _, data in link.unacked]
+                    link.unacked = deque(enumerate(queued, start=1))
+                    link.next_out = len(queued) + 1
                 link.remote_incarnation = hello.incarnation
             link.writer = writer
             link.dialed_by_me = expected is not None
@@ -253,11 +258,12 @@ class Mesh:
             await self._pump(reader, writer, link)
         except _Refused as refusal:
             self._write(writer, [_KIND_REFUSE, str(refusal)[:_MAX_TEXT]])
-            if str(refusal) != "duplicate connection":
+            if str(refusal) != _DUPLICATE:
                 self._on_problem(who, str(refusal))
         except _Broken as problem:
-            log.warning("closing connection to %s: %s", who, problem)
-            self._on_problem(who, str(problem))
+            if not str(problem).endswith(_DUPLICATE):  # the other end kept its twin connection
+                log.warning("closing connection to %s: %s", who, problem)
+                self._on_problem(who, str(problem))
         except (OSError, asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -344,9 +350,8 @@ class Mesh:
             if peer == self.me.peer or not _is_ipv4(host) or not 0 < port < 65536:
                 continue
             link = self._links.get(peer)
-            if link is None or (
-                link.writer is None and (link.dialer is None or link.dialer.done())
-            ):
+            if link is None or link.writer is None:
+                # A restarted peer listens on a new port: dial the address heard most recently.
                 self.connect(peer, host, port)
 
     def _send_hello(self, writer: asyncio.StreamWriter, link: _Link | None) -> None:

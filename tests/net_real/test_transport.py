@@ -174,3 +174,27 @@ def test_a_newcomer_who_knows_one_member_is_linked_to_all() -> None:
                 await node.mesh.async_close()
 
     asyncio.run(scenario())
+
+
+def test_frames_queued_while_a_peer_was_down_reach_its_new_incarnation() -> None:
+    async def scenario() -> None:
+        a = Node("a")
+        port_a = await a.mesh.async_listen("127.0.0.1")
+        first = Node("b", incarnation=1)
+        first.mesh.connect("a", "127.0.0.1", port_a)
+        await _until(lambda: a.connected == [("b", False)])
+        await first.mesh.async_close()
+        await _until(lambda: a.mesh.connected() == set())
+        a.mesh.send("b", b"welcome to the group")  # queued while nobody is there
+        second = Node("b", incarnation=2)
+        second.mesh.connect("a", "127.0.0.1", port_a)
+        try:
+            await _until(lambda: ("a", b"welcome to the group") in second.frames)
+            a.mesh.send("b", b"and more")
+            await _until(lambda: len(second.frames) == 2)
+            assert [d for _, d in second.frames] == [b"welcome to the group", b"and more"]
+        finally:
+            await a.mesh.async_close()
+            await second.mesh.async_close()
+
+    asyncio.run(scenario())

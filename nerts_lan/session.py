@@ -75,7 +75,13 @@ class CursorMoved:
 
 
 SessionEvent: TypeAlias = (
-    ActionApplied | ActionRejected | RoundEnded | RoundStarted | MatchEnded | PeerLost | PeerBack
+    ActionApplied
+    | ActionRejected
+    | RoundEnded
+    | RoundStarted
+    | MatchEnded
+    | PeerLost
+    | PeerBack
     | CursorMoved
 )
 

@@ -66,6 +66,7 @@ class Discovery:
         self._seen: dict[str, Advert] = {}
         self._pending: set[asyncio.Task[None]] = set()
         self._lock = asyncio.Lock()
+        self._wanted: dict[str, tuple[Advert, bool]] = {}
 
     @property
     def seen(self) -> dict[str, Advert]:
@@ -73,14 +74,29 @@ class Discovery:
         return dict(self._seen)
 
     async def async_publish(self, advert: Advert, probe: bool = False) -> None:
-        """Advertise ``advert``, or update it if already published."""
-        info = self._info(advert)
-        async with self._lock:  # updates may overlap: register once, then update in order
+        """Advertise ``advert``, or update it if already published.
+
+        Each registration or update announces itself a few times over about half a second,
+        each time with the records it was given; if an older burst were still going when a newer
+        version goes out, browsers would end up with the older one. So publishing is one burst
+        at a time, and a version superseded while it waited is skipped.
+        """
+        self._info(advert)  # check it now, so that a bad advert fails its own caller
+        self._wanted[advert.instance_name] = (advert, probe)
+        async with self._lock:
+            wanted = self._wanted.pop(advert.instance_name, None)
+            if wanted is None:
+                return  # a later call published a newer version already
+            advert, probe = wanted
+            info = self._info(advert)
             if advert.instance_name in self._published:
-                await self._zeroconf.async_update_service(info)
+                burst = await self._zeroconf.async_update_service(info)
             else:
-                await self._zeroconf.async_register_service(info, cooperating_responders=not probe)
+                burst = await self._zeroconf.async_register_service(
+                    info, cooperating_responders=not probe
+                )
             self._published[advert.instance_name] = info
+            await burst
 
     async def async_withdraw(self, advert: Advert) -> None:
         """Stop advertising ``advert`` (others see it go at once)."""

@@ -33,6 +33,7 @@ class Node:
         on_problem: Callable[[str, str], None] = lambda who, reason: None,
         clock: Callable[[], float] = time.monotonic,
         max_frame: int = DEFAULT_MAX_FRAME,
+        delay: Callable[[], float] | None = None,
     ) -> None:
         """``on_link(peer, up)`` tells when a TCP link comes up or goes down (a vanished peer is
         noticed by the core's own timers too); ``on_problem(who, reason)`` reports a connection
@@ -49,6 +50,7 @@ class Node:
             on_disconnected=lambda peer: self._on_link(peer, False),
             on_problem=on_problem,
             max_frame=max_frame,
+            delay=delay,
         )
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None

@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 TRANSPORT_VERSION = 1
-DEFAULT_MAX_FRAME = 1 << 20
-"""Largest frame body accepted (1 MiB): a snapshot of a big table fits many times over."""
+DEFAULT_MAX_FRAME = (4 << 20) + 4096
+"""Largest frame body accepted: the ordering core's largest frame (4 MiB) and our envelope."""
 
 _HEADER = struct.Struct(">I")
 _KIND_HELLO, _KIND_DATA, _KIND_ACK, _KIND_REFUSE, _KIND_PEERS = 0, 1, 2, 3, 4
@@ -73,6 +73,7 @@ class _Link:
     dialed_by_me: bool = False
     wanted: bool = True
     ack_scheduled: bool = False
+    release_at: float = 0.0
 
 
 class Mesh:
@@ -89,6 +90,7 @@ class Mesh:
         retry_interval: float = 0.1,
         accept: Callable[[Hello], str | None] = lambda hello: None,
         gossip: bool = True,
+        delay: Callable[[], float] | None = None,
     ) -> None:
         """``on_connected(hello, restarted)``: a link is up (``restarted`` when the peer came
         back with a new incarnation). ``on_problem(who, reason)``: a connection was closed for a
@@ -97,6 +99,8 @@ class Mesh:
         they know, and each peer dials the ones it has no link to, so that a newcomer who knows
         one member ends up linked to all."""
         self.gossip = gossip
+        self.delay = delay
+        """Fault injection for tests: seconds to hold back each outgoing frame (order kept)."""
         self._listen: tuple[str, int] | None = None
         self.me = me
         self._on_frame = on_frame
@@ -144,8 +148,19 @@ class Mesh:
         seq = link.next_out
         link.next_out += 1
         link.unacked.append((seq, data))
-        if link.writer is not None:
+        if link.writer is None:
+            return
+        if self.delay is None:
             self._write(link.writer, [_KIND_DATA, seq, data])
+            return
+        loop = asyncio.get_running_loop()
+        release = max(link.release_at, loop.time() + self.delay())
+        link.release_at = release
+        loop.call_at(release, self._write_late, link, link.writer, seq, data)
+
+    def addresses(self) -> dict[str, tuple[str, int]]:
+        """The listening address of every peer we know one for."""
+        return {p: link.address for p, link in self._links.items() if link.address is not None}
 
     def connected(self) -> set[str]:
         """Peers with a live connection now."""
@@ -305,6 +320,10 @@ class Mesh:
                 raise _Broken(f"{link.peer} closed the connection: {body[1][:_MAX_TEXT]}")
             else:
                 raise _Broken(f"malformed frame from {link.peer}")
+
+    def _write_late(self, link: _Link, writer: asyncio.StreamWriter, seq: int, data: bytes) -> None:
+        if link.writer is writer and any(s == seq for s, _ in link.unacked):
+            self._write(writer, [_KIND_DATA, seq, data])
 
     def _ack(self, link: _Link, writer: asyncio.StreamWriter) -> None:
         link.ack_scheduled = False

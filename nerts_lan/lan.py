@@ -1,0 +1,658 @@
+"""A seat at a table on the LAN: discovery, the ordering core on real sockets, the table fold, bots.
+
+``TableAgent`` lives in the network thread (``net.runtime.NetworkThread``) and owns everything
+that must move in the log's order: the node (ordering core + TCP mesh), the mDNS advert, the
+``TableMachine`` with the round's replica, and the bots of the seats this peer plays. It posts
+what happened to the thread's event queue. ``LanSession`` is the main thread's side of it: the
+``Session`` the window or a headless loop uses.
+
+Wiring, for one peer::
+
+    network thread:  mesh frames -> OrderingCore -> events -> TableMachine -> replica -> events
+                     TableMachine duties (commit, reveal) and bot timers -> OrderingCore.submit
+    main thread:     LanSession.submit(action) -> network thread; LanSession.poll() <- events
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from net.core import CoreConfig, OrderingCore
+from net.discovery import Advert, Discovery
+from net.errors import LocalProtocolError
+from net.events import (
+    DivergenceDetected,
+    EntriesRetracted,
+    EntriesStabilized,
+    EntryReceived,
+    Event,
+    Expelled,
+    MemberExcluded,
+    MemberJoined,
+    MemberLeft,
+    MemberRecovered,
+    MemberReturned,
+    MemberSuspected,
+    SnapshotInstalled,
+    SnapshotRequested,
+)
+from net.node import Node
+from net.runtime import NetworkThread
+from net.transport import Hello
+
+from .actions import Action, MalformedError
+from .bots import Bot
+from .engine import State, Table
+from .replica import ActionRejected
+from .scoring import Match
+from .session import RoundStarted, SessionEvent
+from .table import (
+    CommitDue,
+    EntryIgnored,
+    LobbyChanged,
+    RevealDue,
+    TableMachine,
+    TableSettings,
+    commit_digest,
+)
+
+__all__ = [
+    "PROTOCOL",
+    "SERVICE_TYPE",
+    "LanOptions",
+    "LanSession",
+    "MemberSuspectedEvent",
+    "TableAgent",
+    "TableInfo",
+    "make_peer_id",
+    "table_from_advert",
+]
+
+SERVICE_TYPE = "_nerts._tcp.local."
+PROTOCOL = 1
+"""The game's wire protocol version, in the mDNS advert and in every connection's hello."""
+
+MIN_BOT_INTERVAL = 0.002
+"""Seconds between two actions of one bot on the LAN, whatever its level."""
+
+HASH_INTERVAL = 32
+"""Stable entries between two state-hash exchanges."""
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table as the lobby lists it (from its mDNS advert)."""
+
+    table_id: str
+    name: str
+    host_peer: str
+    host_name: str
+    mode: str
+    seats_taken: int
+    seats_total: int
+    state: str
+    version: int
+    address: str
+    port: int
+
+
+@dataclass(frozen=True)
+class MemberSuspectedEvent:
+    """A member has gone quiet (about a second): the others see who is missing."""
+
+    peer: str
+    name: str
+    back: bool = False
+
+
+@dataclass
+class LanOptions:
+    """How this peer takes part."""
+
+    name: str
+    peer_id: str
+    interface: str | None = None
+    incarnation: int = 0
+    team: int | None = None
+    bot: str | None = None
+    """Play the local seat with a bot of this level (headless peers)."""
+    bot_delay: float = 1.0
+    players: int | None = None
+    """Host only: start the match once this many members are seated and ready."""
+    spectate: bool = False
+    core: CoreConfig = field(default_factory=CoreConfig)
+
+
+def make_peer_id(name: str, suffix: str | None = None) -> str:
+    """A peer id from a display name: a readable slug plus a random (or given) suffix."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:32] or "peer"
+    return f"{slug}-{suffix or secrets.token_hex(4)}"
+
+
+def table_from_advert(advert: Advert) -> TableInfo | None:
+    """The table an mDNS advert describes, or None when it is not a table we can read."""
+    props = advert.properties
+    try:
+        taken, total = (int(x) for x in props.get("seats", "0/0").split("/"))
+        return TableInfo(
+            table_id=advert.instance_id,
+            name=props.get("name", advert.display_name)[:40],
+            host_peer=props["host"][:64],
+            host_name=props.get("hostname", "")[:64],
+            mode=props.get("mode", "singles"),
+            seats_taken=taken,
+            seats_total=total,
+            state=props.get("state", "lobby"),
+            version=int(props.get("v", "0")),
+            address=advert.addresses[0],
+            port=advert.port,
+        )
+    except (KeyError, ValueError, IndexError):
+        return None
+
+
+class TableAgent:
+    """Everything of one peer's seat that runs in the network thread."""
+
+    def __init__(self, network: NetworkThread, options: LanOptions) -> None:
+        self.network = network
+        self.options = options
+        self.machine = TableMachine(options.peer_id)
+        self.node: Node | None = None
+        self.discovery: Discovery | None = None
+        self.advert: Advert | None = None
+        self.table_id = ""
+        self.port = 0
+        self.joined = False
+        self._nonces: dict[int, bytes] = {}
+        self._bots: dict[str, Bot] = {}
+        self._bot_timers: dict[str, asyncio.TimerHandle] = {}
+        self._stable_count = 0
+        self._posted_view: State | None = None
+        self._hosting = False
+        self._sat = False
+        self._readied = False
+        self._started = False
+        self._closed = False
+        self._suspected: set[str] = set()
+        self._tasks: set[asyncio.Future[None]] = set()
+
+    # --- start and stop (coroutines run in the network loop) ------------------------------------
+
+    async def async_host(self, settings: TableSettings) -> None:
+        """Open a new table on this machine and advertise it."""
+        self._hosting = True
+        self.table_id = secrets.token_hex(4)
+        core = OrderingCore(
+            self.options.peer_id, [self.options.peer_id], time.monotonic(), self.options.core
+        )
+        await self._start_node(core)
+        self.node_submit({"k": "create", "settings": settings.to_wire()})
+        self._after_join()
+        self.discovery = Discovery(self.options.interface)
+        self._publish()
+
+    async def async_join(self, table: TableInfo) -> None:
+        """Join the table ``table`` (found over mDNS, or given by address)."""
+        self.table_id = table.table_id
+        core = OrderingCore.joining(
+            self.options.peer_id,
+            [table.host_peer],
+            time.monotonic(),
+            self.options.core,
+            self.options.incarnation,
+        )
+        await self._start_node(core)
+        assert self.node is not None
+        self.node.contact(table.host_peer, table.address, table.port)
+
+    async def async_close(self, leave: bool = True) -> None:
+        """Leave the table (telling the others, unless ``leave`` is False) and stop."""
+        self._closed = True
+        for timer in self._bot_timers.values():
+            timer.cancel()
+        if self.node is not None:
+            if leave:
+                try:
+                    self.node.leave()
+                    await asyncio.sleep(0.05)  # let the notice go out
+                except LocalProtocolError:
+                    pass
+            await self.node.async_close()
+        if self.discovery is not None:
+            await self.discovery.async_close()
+
+    def node_submit(self, payload: dict[str, Any]) -> None:
+        """Order a payload, if this peer may submit now."""
+        if self.node is None or not self.node.core.ready or self._closed:
+            return
+        entry = self.node.submit(payload)
+        self.machine.tentative_entry(entry.key, entry.payload)
+        self._pump_machine()
+
+    def submit_action(self, action: Action) -> None:
+        """A local intent: ordered, and shown at once in the view."""
+        if self.machine.phase != "playing":
+            self.network.post(ActionRejected((0, ""), action, "no round is in play", True))
+            return
+        self.node_submit({"k": "act", "r": self.machine.round_number, "a": action.to_wire()})
+
+    # --- the node's events ----------------------------------------------------------------------
+
+    async def _start_node(self, core: OrderingCore) -> None:
+        interface = self.options.interface or "0.0.0.0"
+        hello = Hello(
+            PROTOCOL, self.table_id, self.options.peer_id, self.options.name, core.incarnation
+        )
+        self.node = Node(
+            core,
+            hello,
+            on_events=self._on_events,
+            on_problem=lambda who, reason: log.warning("%s: %s", who, reason),
+            delay=_injected_delay(),
+        )
+        self.port = await self.node.async_start(interface)
+
+    def _on_events(self, events: list[Event]) -> None:
+        machine = self.machine
+        for event in events:
+            if not isinstance(event, (EntryReceived, EntriesStabilized)):
+                log.info("%s: %s", self.options.peer_id, event)
+            if isinstance(event, EntryReceived):
+                machine.tentative_entry(event.entry.key, event.entry.payload)
+            elif isinstance(event, EntriesStabilized):
+                for offset, entry in enumerate(event.entries):
+                    machine.stable_entry(entry.key, entry.payload)
+                    index = event.first_index + offset
+                    self._stable_count = index
+                    if index % HASH_INTERVAL == 0 and self.node is not None:
+                        self.node.report_state_hash(index, machine.digest())
+            elif isinstance(event, EntriesRetracted):
+                machine.retracted([entry.key for entry in event.entries])
+            elif isinstance(event, (MemberJoined, MemberReturned)):
+                owns_seat = any(seat.owner == event.peer for seat in machine.seats)
+                if owns_seat:
+                    machine.member_returned(event.peer)
+                else:
+                    machine.member_joined(event.peer)
+                self._suspected.discard(event.peer)
+            elif isinstance(event, (MemberLeft, MemberExcluded)):
+                machine.member_gone(event.peer)
+            elif isinstance(event, MemberSuspected):
+                self._suspected.add(event.peer)
+                self.network.post(
+                    MemberSuspectedEvent(event.peer, machine.members.get(event.peer, event.peer))
+                )
+            elif isinstance(event, MemberRecovered):
+                self._suspected.discard(event.peer)
+                self.network.post(
+                    MemberSuspectedEvent(
+                        event.peer, machine.members.get(event.peer, event.peer), back=True
+                    )
+                )
+            elif isinstance(event, SnapshotRequested) and self.node is not None:
+                self.node.provide_snapshot(event.peer, event.stable_index, machine.snapshot())
+            elif isinstance(event, SnapshotInstalled):
+                self._install(event)
+            elif isinstance(event, DivergenceDetected):
+                log.warning("state diverged from %s at %d", event.peer, event.stable_index)
+            elif isinstance(event, Expelled):
+                # The others went on without us (a long pause, a partition on our side): join
+                # again as a new incarnation and catch up from their stable state.
+                self.network.post(
+                    EntryIgnored(self.options.peer_id, "removed from the table: rejoining")
+                )
+                self._spawn(self._rejoin())
+            self._pump_machine()
+        if not self.joined and self.node is not None and self.node.core.ready:
+            self._after_join()
+
+    async def _rejoin(self) -> None:
+        old = self.node
+        if old is None or self._closed:
+            return
+        contacts = {p: a for p, a in old.mesh.addresses().items() if p in old.core.members}
+        contacts = contacts or old.mesh.addresses()
+        incarnation = max(old.core.incarnation + 1, int(time.time() * 1000))
+        await old.async_close()
+        self.joined = False
+        core = OrderingCore.joining(
+            self.options.peer_id,
+            sorted(contacts),
+            time.monotonic(),
+            self.options.core,
+            incarnation,
+        )
+        await self._start_node(core)
+        assert self.node is not None
+        for peer, (host, port) in sorted(contacts.items()):
+            self.node.contact(peer, host, port)
+        self.advert = None
+        self._publish()
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _install(self, event: SnapshotInstalled) -> None:
+        try:
+            self.machine = TableMachine.from_snapshot(self.options.peer_id, event.snapshot)
+        except MalformedError as error:
+            log.error("bad snapshot: %s", error)
+            return
+        self._stable_count = event.stable_index
+        for entry in event.tentative:
+            self.machine.tentative_entry(entry.key, entry.payload)
+        if self.machine.replica is not None:
+            self.network.post(RoundStarted(self.machine.round_number, self.machine.replica.view))
+        self.network.post(LobbyChanged())
+
+    def _after_join(self) -> None:
+        self.joined = True
+        self.node_submit({"k": "hello", "name": self.options.name})
+
+    # --- the table's events and duties ----------------------------------------------------------
+
+    def _pump_machine(self) -> None:
+        machine = self.machine
+        for event in machine.take_events():
+            if isinstance(event, CommitDue):
+                nonce = secrets.token_bytes(32)
+                self._nonces[event.round] = nonce
+                self.node_submit({"k": "commit", "r": event.round, "d": commit_digest(nonce)})
+            elif isinstance(event, RevealDue):
+                kept = self._nonces.get(event.round)
+                if kept is not None:
+                    self.node_submit({"k": "reveal", "r": event.round, "n": kept.hex()})
+            elif isinstance(event, LobbyChanged):
+                self._lobby_duties()
+                self._publish()
+                self.network.post(event)
+            elif isinstance(event, RoundStarted):
+                for bot in self._bots.values():
+                    bot.reset()
+                self.network.post(event)
+            else:
+                self.network.post(event)
+        self._post_view()
+        self._schedule_bots()
+
+    def _lobby_duties(self) -> None:
+        """What a headless or scripted peer does by itself in the lobby."""
+        machine = self.machine
+        me = self.options.peer_id
+        if machine.phase != "lobby" or machine.settings is None or me not in machine.members:
+            return
+        if self.options.spectate:
+            return
+        seated = any(seat.owner == me for seat in machine.seats)
+        if not seated and not self._sat:
+            team = self._choose_team()
+            if team is not None:
+                self._sat = True
+                self.node_submit({"k": "sit", "team": team})
+        elif seated and not self._readied and (self.options.bot or self.options.players):
+            self._readied = True
+            self.node_submit({"k": "ready", "on": True})
+        elif not seated and self._sat:
+            self._sat = False  # our sit was refused (a race for the seat): choose again
+        if (
+            self._hosting
+            and self.options.players
+            and not self._started
+            and len(machine.members) >= self.options.players
+            and machine.can_start() is None
+            and all(any(s.owner == p for s in machine.seats) for p in machine.members)
+        ):
+            self._started = True
+            self.node_submit({"k": "start"})
+
+    def _choose_team(self) -> int | None:
+        machine = self.machine
+        settings = machine.settings
+        assert settings is not None
+        counts = [sum(1 for s in machine.seats if s.team == t) for t in range(settings.teams)]
+        wanted = self.options.team
+        if wanted is not None and 0 <= wanted < settings.teams:
+            return wanted if counts[wanted] < settings.per_team else None
+        # Fill partnership teams in pairs, singles one per team.
+        for team, count in enumerate(counts):
+            if 0 < count < settings.per_team:
+                return team
+        for team, count in enumerate(counts):
+            if count == 0:
+                return team
+        return None
+
+    def _post_view(self) -> None:
+        view = self.machine.view
+        if view is not None and view is not self._posted_view:
+            self._posted_view = view
+            self.network.post(_ViewChanged(view, self.machine.match, self.machine.round_table))
+
+    # --- bots -----------------------------------------------------------------------------------
+
+    def _schedule_bots(self) -> None:
+        machine = self.machine
+        if machine.phase != "playing" or machine.replica is None or self._closed:
+            return
+        me = self.options.peer_id
+        for seat in machine.controlled_by(me):
+            level = seat.bot or (self.options.bot if seat.owner == me else None)
+            if level is None:
+                continue
+            bot = self._bots.get(seat.player)
+            if bot is None or bot.level != level:
+                bot = Bot(
+                    seat.player,
+                    level,
+                    seed=f"{me}/{seat.player}",
+                    delay_scale=self.options.bot_delay,
+                )
+                self._bots[seat.player] = bot
+            if seat.player not in self._bot_timers:
+                self._think_later(seat.player, 0.0)
+
+    def _think_later(self, player: str, delay: float) -> None:
+        loop = asyncio.get_running_loop()
+        self._bot_timers[player] = loop.call_later(delay, self._think, player)
+
+    def _think(self, player: str) -> None:
+        self._bot_timers.pop(player, None)
+        machine = self.machine
+        bot = self._bots.get(player)
+        seat = machine.seat_of(player)
+        if (
+            bot is None
+            or seat is None
+            or seat.controller != self.options.peer_id
+            or machine.phase != "playing"
+            or machine.replica is None
+            or self._closed
+        ):
+            return
+        view = machine.replica.view
+        action = bot.decide(view, time.monotonic())
+        delay = bot.reaction_delay(action)
+        if action is None:
+            self._think_later(player, max(delay, 0.05))
+            return
+        # A person reacts to what they saw: the action leaves after the reaction delay.
+        round_number = machine.round_number
+        loop = asyncio.get_running_loop()
+        self._bot_timers[player] = loop.call_later(delay, self._act, player, action, round_number)
+
+    def _act(self, player: str, action: Action, round_number: int) -> None:
+        self._bot_timers.pop(player, None)
+        if self.machine.phase == "playing" and self.machine.round_number == round_number:
+            self.node_submit({"k": "act", "r": round_number, "a": action.to_wire()})
+        if player not in self._bot_timers:
+            # Even an instant bot leaves the loop a breath between actions on a real network.
+            self._think_later(player, MIN_BOT_INTERVAL)
+
+    # --- the advert -----------------------------------------------------------------------------
+
+    def _publish(self) -> None:
+        if self.discovery is None or not self._hosting or self.machine.settings is None:
+            return
+        settings = self.machine.settings
+        phase = self.machine.phase
+        properties = {
+            "v": str(PROTOCOL),
+            "name": settings.name,
+            "host": self.options.peer_id,
+            "hostname": self.options.name,
+            "mode": "partnership" if settings.partnership else "singles",
+            "seats": f"{len(self.machine.seats)}/{settings.teams * settings.per_team}",
+            "state": "lobby" if phase == "lobby" else ("over" if phase == "over" else "playing"),
+        }
+        addresses = (self.options.interface,) if self.options.interface else _local_addresses()
+        advert = Advert(
+            SERVICE_TYPE, self.table_id, settings.name[:40], self.port, properties, addresses
+        )
+        if advert != self.advert:
+            self.advert = advert
+            self._spawn(self._publish_now())
+
+    async def _publish_now(self) -> None:
+        if self.discovery is not None and self.advert is not None and not self._closed:
+            await self.discovery.async_publish(self.advert)
+
+
+@dataclass(frozen=True)
+class _ViewChanged:
+    """Internal: the view, match and table the main thread should show now."""
+
+    view: State
+    match: Match | None
+    table: Table | None
+
+
+class LanSession:
+    """The main thread's side of a LAN seat: the ``Session`` the window or a headless loop uses."""
+
+    def __init__(self, network: NetworkThread, agent: TableAgent) -> None:
+        self._network = network
+        self._agent = agent
+        self._view: State | None = None
+        self._match: Match | None = None
+        self._table: Table | None = None
+        self._waiting: list[Any] = []
+        self.lobby_changed = False
+
+    @classmethod
+    def host(
+        cls, options: LanOptions, settings: TableSettings, network: NetworkThread | None = None
+    ) -> LanSession:
+        network = network or NetworkThread()
+        agent = TableAgent(network, options)
+        network.run(agent.async_host(settings))
+        return cls(network, agent)
+
+    @classmethod
+    def join(
+        cls, options: LanOptions, table: TableInfo, network: NetworkThread | None = None
+    ) -> LanSession:
+        network = network or NetworkThread()
+        agent = TableAgent(network, options)
+        network.run(agent.async_join(table))
+        return cls(network, agent)
+
+    @property
+    def agent(self) -> TableAgent:
+        """The network-side agent (read it only through ``call``/``run`` or for tests)."""
+        return self._agent
+
+    @property
+    def local_players(self) -> tuple[str, ...]:
+        me = self._agent.options.peer_id
+        return tuple(s.player for s in self._agent.machine.seats if s.owner == me)
+
+    @property
+    def table(self) -> Table:
+        if self._table is None:
+            raise RuntimeError("no round has been dealt yet")
+        return self._table
+
+    @property
+    def view(self) -> State:
+        if self._view is None:
+            raise RuntimeError("no round has been dealt yet")
+        return self._view
+
+    @property
+    def match(self) -> Match:
+        if self._match is None:
+            raise RuntimeError("the match has not started")
+        return self._match
+
+    def submit(self, action: Action) -> None:
+        self._network.call(self._agent.submit_action, action)
+
+    def send_cursor(self, player: str, x: float, y: float, holding: tuple[str, ...]) -> None:
+        """Cursors are not carried yet on the LAN (they are ephemeral and optional)."""
+
+    def call(self, function: Callable[..., Any], *args: Any) -> None:
+        """Run ``function(*args)`` in the network thread (lobby commands)."""
+        self._network.call(function, *args)
+
+    def poll(self, now: float | None = None) -> list[SessionEvent | Any]:
+        events: list[SessionEvent | Any] = []
+        arrived, self._waiting = [*self._waiting, *self._network.drain()], []
+        for event in arrived:
+            if isinstance(event, _ViewChanged):
+                self._view, self._match, self._table = event.view, event.match, event.table
+                continue
+            if isinstance(event, LobbyChanged):
+                self.lobby_changed = True
+            events.append(event)
+        return events
+
+    def wait(self, timeout: float) -> None:
+        """Block until an event is waiting, or ``timeout`` seconds (headless loops)."""
+        import queue
+
+        with contextlib.suppress(queue.Empty):
+            self._waiting.append(self._network.events.get(timeout=timeout))
+
+    def close(self, leave: bool = True) -> None:
+        try:
+            self._network.run(self._agent.async_close(leave), timeout=10)
+        finally:
+            self._network.stop()
+
+
+def _injected_delay() -> Callable[[], float] | None:
+    """Fault injection for tests: ``NERTS_LAN_LINK_DELAY_MS="LOW,HIGH"`` holds back every frame
+    this peer sends by a random delay in that range (order kept), as a slow Wi-Fi link would."""
+    import os
+    import random
+
+    setting = os.environ.get("NERTS_LAN_LINK_DELAY_MS")
+    if not setting:
+        return None
+    try:
+        low, high = (float(x) / 1000 for x in setting.split(","))
+    except ValueError:
+        log.warning("ignoring NERTS_LAN_LINK_DELAY_MS=%r (expected LOW,HIGH)", setting)
+        return None
+    jitter = random.Random()
+    return lambda: jitter.uniform(low, high)
+
+
+def _local_addresses() -> tuple[str, ...]:
+    from zeroconf import get_all_addresses  # type: ignore[attr-defined]
+
+    addresses = tuple(a for a in get_all_addresses() if not a.startswith("127."))
+    return addresses or ("127.0.0.1",)

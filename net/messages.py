@@ -1,0 +1,505 @@
+"""Wire messages of the ordering protocol and their strict msgpack codec.
+
+Every frame is one msgpack map ``{"v": PROTOCOL_VERSION, "k": kind, "ts": ..., "inc": ...,
+"seen": {...}, <fields of the kind>}``. ``ts`` is the sender's Lamport timestamp (strictly
+increasing on each link), ``inc`` the sender's incarnation and ``seen`` maps each member the
+sender knows to ``[incarnation, highest timestamp received from it]``.
+
+`decode_message` trusts nothing: sizes, nesting, types, ranges and the exact set of fields are
+checked, and any failure raises `RemoteProtocolError` naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+import msgpack
+
+from net.errors import LocalProtocolError, RemoteProtocolError
+from net.events import LogEntry, Payload
+
+__all__ = [
+    "MAX_INT",
+    "PROTOCOL_VERSION",
+    "REASON_EXCLUDED",
+    "REASON_LEFT",
+    "Action",
+    "Expulsion",
+    "Heartbeat",
+    "JoinRequest",
+    "LeaveNotice",
+    "Limits",
+    "Message",
+    "Removal",
+    "Seen",
+    "Snapshot",
+    "SnapshotRequest",
+    "StateHash",
+    "ViewDecision",
+    "ViewProposal",
+    "check_payload",
+    "decode_message",
+    "encode_message",
+    "normalize_payload",
+]
+
+PROTOCOL_VERSION: Final = 1
+MAX_INT: Final = 2**63 - 1
+REASON_EXCLUDED: Final = "excluded"
+REASON_LEFT: Final = "left"
+
+Seen: TypeAlias = Mapping[str, tuple[int, int]]
+"""peer id -> (incarnation, highest timestamp received from that incarnation)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one frame may contain; anything beyond is a protocol error."""
+
+    max_frame_bytes: int = 4 * 1024 * 1024
+    max_depth: int = 32
+    max_str_len: int = 64 * 1024
+    max_bin_len: int = 4 * 1024 * 1024
+    max_array_len: int = 100_000
+    max_map_len: int = 10_000
+    max_peer_id_len: int = 64
+
+
+DEFAULT_LIMITS: Final = Limits()
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A member leaving the view: its incarnation, a timestamp (frontier or cut) and why."""
+
+    incarnation: int
+    ts: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """Fields every frame carries."""
+
+    ts: int
+    incarnation: int
+    seen: Seen
+
+
+@dataclass(frozen=True)
+class Action(Message):
+    """A new log entry (ts, sender) authored by the sender."""
+
+    payload: Payload
+
+
+@dataclass(frozen=True)
+class Heartbeat(Message):
+    """Nothing new: advances the sender's timestamp and acknowledges via `seen`."""
+
+
+@dataclass(frozen=True)
+class StateHash(Message):
+    """Digest of the sender's application state right after stable entry `index`."""
+
+    index: int
+    digest: bytes
+
+
+@dataclass(frozen=True)
+class JoinRequest(Message):
+    """The sender (a new member or a new incarnation) asks to be added to the group."""
+
+
+@dataclass(frozen=True)
+class LeaveNotice(Message):
+    """The sender leaves on purpose; it authors no entry after this frame."""
+
+
+@dataclass(frozen=True)
+class ViewProposal(Message):
+    """The sender's proposal for the view that follows `epoch`.
+
+    `removals` holds the sender's own frozen frontier of each member to remove, `clock` its
+    Lamport clock when it entered this view change, `entries` entries of removed members that the
+    receiver may lack.
+    """
+
+    epoch: int
+    clock: int
+    removals: Mapping[str, Removal]
+    additions: Mapping[str, int]
+    entries: tuple[LogEntry, ...]
+
+
+@dataclass(frozen=True)
+class ViewDecision(Message):
+    """The agreed view `epoch`: its members, who was removed with which cut, who was added.
+
+    The change sits in the log at key (marker, "") . `entries` carries entries of removed
+    members up to their cut that the receiver may lack and, for a joining receiver, the
+    sender's own entries after the marker.
+    """
+
+    epoch: int
+    marker: int
+    members: Mapping[str, int]
+    removals: Mapping[str, Removal]
+    additions: Mapping[str, int]
+    entries: tuple[LogEntry, ...]
+
+
+@dataclass(frozen=True)
+class SnapshotRequest(Message):
+    """Asks for a snapshot of the stable state at index >= `min_index`.
+
+    A joiner sets `anchor_epoch` to the epoch that added it, so that the answer can say at which
+    stable index that view change sits.
+    """
+
+    min_index: int
+    anchor_epoch: int | None
+
+
+@dataclass(frozen=True)
+class Snapshot(Message):
+    """The application's stable state after `index` entries and view changes up to `epoch`."""
+
+    index: int
+    epoch: int
+    anchor: int | None
+    state: Payload
+
+
+@dataclass(frozen=True)
+class Expulsion(Message):
+    """Tells incarnation `target` of the receiver that it is no longer a member."""
+
+    epoch: int
+    target: int
+
+
+def encode_message(message: Message) -> bytes:
+    """Encode one message as a frame (raises `LocalProtocolError` on an unknown type)."""
+    kind = _KIND_OF.get(type(message))
+    if kind is None:
+        raise LocalProtocolError(f"cannot encode {type(message).__name__}")
+    obj: dict[str, Any] = {
+        "v": PROTOCOL_VERSION,
+        "k": kind,
+        "ts": message.ts,
+        "inc": message.incarnation,
+        "seen": {peer: [inc, ts] for peer, (inc, ts) in sorted(message.seen.items())},
+    }
+    if isinstance(message, Action):
+        obj["payload"] = message.payload
+    elif isinstance(message, StateHash):
+        obj["index"] = message.index
+        obj["digest"] = message.digest
+    elif isinstance(message, ViewProposal):
+        obj["epoch"] = message.epoch
+        obj["clock"] = message.clock
+        obj["removals"] = _encode_removals(message.removals)
+        obj["additions"] = dict(sorted(message.additions.items()))
+        obj["entries"] = [[e.ts, e.peer, e.payload] for e in message.entries]
+    elif isinstance(message, ViewDecision):
+        obj["epoch"] = message.epoch
+        obj["marker"] = message.marker
+        obj["members"] = dict(sorted(message.members.items()))
+        obj["removals"] = _encode_removals(message.removals)
+        obj["additions"] = dict(sorted(message.additions.items()))
+        obj["entries"] = [[e.ts, e.peer, e.payload] for e in message.entries]
+    elif isinstance(message, SnapshotRequest):
+        obj["min_index"] = message.min_index
+        obj["anchor_epoch"] = message.anchor_epoch
+    elif isinstance(message, Snapshot):
+        obj["index"] = message.index
+        obj["epoch"] = message.epoch
+        obj["anchor"] = message.anchor
+        obj["state"] = message.state
+    elif isinstance(message, Expulsion):
+        obj["epoch"] = message.epoch
+        obj["target"] = message.target
+    data: bytes = msgpack.packb(obj, use_bin_type=True)
+    return data
+
+
+def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Message:
+    """Decode and schema-check one frame; raise `RemoteProtocolError` naming the bad field."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise RemoteProtocolError("frame", "not bytes")
+    if len(data) > limits.max_frame_bytes:
+        raise RemoteProtocolError(
+            "frame", f"{len(data)} bytes exceeds the limit of {limits.max_frame_bytes}"
+        )
+    try:
+        obj = msgpack.unpackb(
+            data,
+            raw=False,
+            use_list=True,
+            strict_map_key=True,
+            max_str_len=limits.max_str_len,
+            max_bin_len=limits.max_bin_len,
+            max_array_len=limits.max_array_len,
+            max_map_len=limits.max_map_len,
+            max_ext_len=0,
+            ext_hook=_reject_ext,
+        )
+    except msgpack.StackError:
+        raise RemoteProtocolError("frame", "nesting too deep") from None
+    except msgpack.ExtraData:
+        raise RemoteProtocolError("frame", "extra bytes after the message") from None
+    except msgpack.FormatError:
+        raise RemoteProtocolError("frame", "invalid msgpack") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise RemoteProtocolError("frame", f"invalid msgpack ({exc})") from None
+    except Exception as exc:  # msgpack raises assorted errors on garbage; none may escape
+        raise RemoteProtocolError("frame", f"undecodable ({type(exc).__name__})") from None
+    return _parse(obj, limits)
+
+
+def check_payload(value: object, field: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Raise `RemoteProtocolError` unless `value` is a plain msgpack-ready payload."""
+    _check_value(value, field, limits.max_depth)
+
+
+def normalize_payload(value: Payload, limits: Limits = DEFAULT_LIMITS) -> Payload:
+    """Return `value` as every peer will decode it (tuples become lists) or raise
+    `LocalProtocolError` if it is not a plain msgpack-ready value within the limits."""
+    try:
+        packed = msgpack.packb(value, use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise LocalProtocolError(f"payload is not msgpack-ready: {exc}") from None
+    if len(packed) > limits.max_frame_bytes // 2:
+        raise LocalProtocolError("payload too large")
+    result = msgpack.unpackb(packed, raw=False, strict_map_key=False)
+    try:
+        check_payload(result, "payload", limits)
+    except RemoteProtocolError as exc:
+        raise LocalProtocolError(str(exc)) from None
+    return result
+
+
+# --- private helpers -----------------------------------------------------------------------------
+
+_KIND_OF: Final[dict[type[Message], str]] = {
+    Action: "action",
+    Heartbeat: "beat",
+    StateHash: "hash",
+    JoinRequest: "join",
+    LeaveNotice: "leave",
+    ViewProposal: "propose",
+    ViewDecision: "decide",
+    SnapshotRequest: "snapreq",
+    Snapshot: "snapshot",
+    Expulsion: "expel",
+}
+
+_HEADER: Final = frozenset({"v", "k", "ts", "inc", "seen"})
+_FIELDS: Final[dict[str, frozenset[str]]] = {
+    "action": frozenset({"payload"}),
+    "beat": frozenset(),
+    "hash": frozenset({"index", "digest"}),
+    "join": frozenset(),
+    "leave": frozenset(),
+    "propose": frozenset({"epoch", "clock", "removals", "additions", "entries"}),
+    "decide": frozenset({"epoch", "marker", "members", "removals", "additions", "entries"}),
+    "snapreq": frozenset({"min_index", "anchor_epoch"}),
+    "snapshot": frozenset({"index", "epoch", "anchor", "state"}),
+    "expel": frozenset({"epoch", "target"}),
+}
+_REASONS: Final = frozenset({REASON_EXCLUDED, REASON_LEFT})
+
+
+def _reject_ext(code: int, data: bytes) -> object:
+    raise ValueError("ext types are not allowed")
+
+
+def _encode_removals(removals: Mapping[str, Removal]) -> dict[str, list[object]]:
+    return {peer: [r.incarnation, r.ts, r.reason] for peer, r in sorted(removals.items())}
+
+
+def _parse(obj: object, limits: Limits) -> Message:
+    if not isinstance(obj, dict):
+        raise RemoteProtocolError("frame", f"expected a map, got {type(obj).__name__}")
+    if "v" not in obj:
+        raise RemoteProtocolError("v", "missing")
+    version = obj["v"]
+    if type(version) is not int or version != PROTOCOL_VERSION:
+        raise RemoteProtocolError("v", f"unsupported protocol version {version!r}")
+    kind = obj.get("k")
+    if not isinstance(kind, str) or kind not in _FIELDS:
+        raise RemoteProtocolError("k", f"unknown message kind {kind!r}")
+    expected = _HEADER | _FIELDS[kind]
+    for name in sorted(expected):
+        if name not in obj:
+            raise RemoteProtocolError(_name(kind, name), "missing")
+    extra = sorted(str(k) for k in obj if k not in expected)
+    if extra:
+        raise RemoteProtocolError(_name(kind, extra[0]), "unexpected field")
+    ts = _int(obj["ts"], "ts", 1)
+    inc = _int(obj["inc"], "inc", 0)
+    seen = _seen(obj["seen"], limits)
+    f = obj
+    if kind == "action":
+        _check_value(f["payload"], "action.payload", limits.max_depth)
+        return Action(ts, inc, seen, f["payload"])
+    if kind == "beat":
+        return Heartbeat(ts, inc, seen)
+    if kind == "hash":
+        digest = f["digest"]
+        if not isinstance(digest, bytes) or not 1 <= len(digest) <= 64:
+            raise RemoteProtocolError("hash.digest", "expected 1 to 64 bytes")
+        return StateHash(ts, inc, seen, _int(f["index"], "hash.index", 0), digest)
+    if kind == "join":
+        return JoinRequest(ts, inc, seen)
+    if kind == "leave":
+        return LeaveNotice(ts, inc, seen)
+    if kind == "propose":
+        return ViewProposal(
+            ts,
+            inc,
+            seen,
+            _int(f["epoch"], "propose.epoch", 0),
+            _int(f["clock"], "propose.clock", 0),
+            _removals(f["removals"], "propose.removals", limits),
+            _peer_ints(f["additions"], "propose.additions", limits),
+            _entries(f["entries"], "propose.entries", limits),
+        )
+    if kind == "decide":
+        members = _peer_ints(f["members"], "decide.members", limits)
+        if not members:
+            raise RemoteProtocolError("decide.members", "empty view")
+        return ViewDecision(
+            ts,
+            inc,
+            seen,
+            _int(f["epoch"], "decide.epoch", 1),
+            _int(f["marker"], "decide.marker", 1),
+            members,
+            _removals(f["removals"], "decide.removals", limits),
+            _peer_ints(f["additions"], "decide.additions", limits),
+            _entries(f["entries"], "decide.entries", limits),
+        )
+    if kind == "snapreq":
+        anchor_epoch = f["anchor_epoch"]
+        return SnapshotRequest(
+            ts,
+            inc,
+            seen,
+            _int(f["min_index"], "snapreq.min_index", 0),
+            None if anchor_epoch is None else _int(anchor_epoch, "snapreq.anchor_epoch", 0),
+        )
+    if kind == "snapshot":
+        anchor = f["anchor"]
+        _check_value(f["state"], "snapshot.state", limits.max_depth)
+        return Snapshot(
+            ts,
+            inc,
+            seen,
+            _int(f["index"], "snapshot.index", 0),
+            _int(f["epoch"], "snapshot.epoch", 0),
+            None if anchor is None else _int(anchor, "snapshot.anchor", 0),
+            f["state"],
+        )
+    assert kind == "expel"
+    return Expulsion(
+        ts, inc, seen, _int(f["epoch"], "expel.epoch", 0), _int(f["target"], "expel.target", 0)
+    )
+
+
+def _name(kind: str, field: str) -> str:
+    return field if field in _HEADER else f"{kind}.{field}"
+
+
+def _int(value: object, field: str, low: int) -> int:
+    if type(value) is not int:
+        raise RemoteProtocolError(field, f"expected an integer, got {type(value).__name__}")
+    if not low <= value <= MAX_INT:
+        raise RemoteProtocolError(field, f"{value} out of range [{low}, 2**63-1]")
+    return value
+
+
+def _peer(value: object, field: str, limits: Limits) -> str:
+    if not isinstance(value, str):
+        raise RemoteProtocolError(field, f"peer id must be a string, got {type(value).__name__}")
+    if not 1 <= len(value) <= limits.max_peer_id_len:
+        raise RemoteProtocolError(field, "peer id empty or too long")
+    return value
+
+
+def _map(value: object, field: str) -> dict[Any, Any]:
+    if not isinstance(value, dict):
+        raise RemoteProtocolError(field, f"expected a map, got {type(value).__name__}")
+    return value
+
+
+def _seen(value: object, limits: Limits) -> dict[str, tuple[int, int]]:
+    result: dict[str, tuple[int, int]] = {}
+    for key, pair in _map(value, "seen").items():
+        peer = _peer(key, "seen", limits)
+        where = f"seen[{peer}]"
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise RemoteProtocolError(where, "expected [incarnation, timestamp]")
+        result[peer] = (_int(pair[0], where + ".inc", 0), _int(pair[1], where + ".ts", 0))
+    return result
+
+
+def _peer_ints(value: object, field: str, limits: Limits) -> dict[str, int]:
+    return {
+        _peer(k, field, limits): _int(v, f"{field}[{k}]", 0) for k, v in _map(value, field).items()
+    }
+
+
+def _removals(value: object, field: str, limits: Limits) -> dict[str, Removal]:
+    result: dict[str, Removal] = {}
+    for key, item in _map(value, field).items():
+        peer = _peer(key, field, limits)
+        where = f"{field}[{peer}]"
+        if not isinstance(item, list) or len(item) != 3:
+            raise RemoteProtocolError(where, "expected [incarnation, timestamp, reason]")
+        if item[2] not in _REASONS:
+            raise RemoteProtocolError(where + ".reason", f"unknown reason {item[2]!r}")
+        result[peer] = Removal(
+            _int(item[0], where + ".inc", 0), _int(item[1], where + ".ts", 0), item[2]
+        )
+    return result
+
+
+def _entries(value: object, field: str, limits: Limits) -> tuple[LogEntry, ...]:
+    if not isinstance(value, list):
+        raise RemoteProtocolError(field, f"expected an array, got {type(value).__name__}")
+    result = []
+    for i, item in enumerate(value):
+        where = f"{field}[{i}]"
+        if not isinstance(item, list) or len(item) != 3:
+            raise RemoteProtocolError(where, "expected [ts, peer, payload]")
+        _check_value(item[2], where + ".payload", limits.max_depth)
+        result.append(
+            LogEntry(
+                _int(item[0], where + ".ts", 1), _peer(item[1], where + ".peer", limits), item[2]
+            )
+        )
+    return tuple(result)
+
+
+def _check_value(value: object, field: str, depth: int) -> None:
+    if value is None or isinstance(value, bool | str | bytes):
+        return
+    if type(value) is int:
+        return
+    if depth <= 0:
+        raise RemoteProtocolError(field, "nested too deeply")
+    if isinstance(value, list):
+        for item in value:
+            _check_value(item, field, depth - 1)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str | bytes):
+                raise RemoteProtocolError(field, "map keys must be strings")
+            _check_value(item, field, depth - 1)
+        return
+    raise RemoteProtocolError(field, f"{type(value).__name__} values are not allowed")

@@ -1,0 +1,207 @@
+"""The ordering core in memory, frame by frame (like h11's ConnectionPair)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+
+from net.core import CoreConfig, OrderingCore, Phase
+from net.errors import LocalProtocolError
+from net.events import (
+    EntriesStabilized,
+    EntryReceived,
+    Event,
+    LogEntry,
+    MemberExcluded,
+    MemberJoined,
+    MemberLeft,
+    MemberSuspected,
+    SnapshotInstalled,
+    SnapshotRequested,
+)
+
+CONFIG = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.6, ack_delay=0.0)
+
+
+class Group:
+    """Cores wired by perfect FIFO links; frames move only when asked."""
+
+    def __init__(self, names: Iterable[str], config: CoreConfig = CONFIG) -> None:
+        self.names = sorted(names)
+        self.now = 0.0
+        self.config = config
+        self.cores = {n: OrderingCore(n, self.names, 0.0, config) for n in self.names}
+        self.events: dict[str, list[Event]] = {n: [] for n in self.names}
+        self.wire: list[tuple[str, str, bytes]] = []
+        self.dead: set[str] = set()
+
+    def collect(self) -> None:
+        for name, core in self.cores.items():
+            for dest, data in core.outgoing():
+                if name not in self.dead:
+                    self.wire.append((name, dest, data))
+
+    def deliver(self, only: set[tuple[str, str]] | None = None) -> None:
+        """Deliver queued frames (only those on the given links) until the wire is quiet."""
+        self.collect()
+        while True:
+            moved = False
+            keep = []
+            for src, dest, data in self.wire:
+                if dest in self.dead or (only is not None and (src, dest) not in only):
+                    if dest not in self.dead:
+                        keep.append((src, dest, data))
+                    continue
+                self.events[dest] += self.cores[dest].receive(src, data, self.now)
+                moved = True
+            self.wire = keep
+            self.collect()
+            if not moved or not any(
+                only is None or (s, d) in only for s, d, _ in self.wire if d not in self.dead
+            ):
+                break
+
+    def advance(self, seconds: float, step: float = 0.02) -> None:
+        end = self.now + seconds
+        while self.now < end:
+            self.now = min(end, self.now + step)
+            for name in self.names:
+                if name not in self.dead:
+                    self.events[name] += self.cores[name].tick(self.now)
+            self.deliver()
+
+    def stable(self, name: str) -> list[LogEntry]:
+        return [
+            e for ev in self.events[name] if isinstance(ev, EntriesStabilized) for e in ev.entries
+        ]
+
+
+def of_type(events: list[Event], kind: type) -> list[Event]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def test_remote_entry_is_reported_at_once_and_stable_only_after_every_ack() -> None:
+    g = Group(["a", "b", "c"])
+    entry = g.cores["a"].submit({"play": 1}, 0.0)
+    g.deliver(only={("a", "b")})
+    assert g.events["b"] == [EntryReceived(entry)]
+    assert g.stable("b") == []
+    g.deliver()
+    for name in g.names:
+        assert g.stable(name) == [entry]
+
+
+def test_concurrent_entries_get_the_same_order_everywhere() -> None:
+    g = Group(["a", "b", "c"])
+    first = g.cores["b"].submit("from b", 0.0)
+    second = g.cores["a"].submit("from a", 0.0)
+    third = g.cores["c"].submit("from c", 0.0)
+    assert first.ts == second.ts == third.ts
+    g.deliver()
+    for name in g.names:
+        assert g.stable(name) == [second, first, third]
+
+
+def test_an_entry_submitted_after_receiving_another_is_ordered_after_it() -> None:
+    g = Group(["a", "b", "c"])
+    for _ in range(5):
+        g.cores["c"].submit("c", 0.0)
+    g.deliver()
+    earlier = g.cores["a"].submit("cause", 0.0)
+    g.deliver(only={("a", "b")})
+    later = g.cores["b"].submit("effect", 0.0)
+    g.deliver()
+    assert earlier < later
+    assert g.stable("c")[-2:] == [earlier, later]
+
+
+def test_idle_members_send_heartbeats_and_stay_members() -> None:
+    g = Group(["a", "b", "c"])
+    g.advance(2.0)
+    for name in g.names:
+        assert g.cores[name].members == {"a": 0, "b": 0, "c": 0}
+        assert of_type(g.events[name], MemberSuspected) == []
+
+
+def test_an_entry_of_a_dead_peer_seen_by_one_survivor_is_kept_by_all() -> None:
+    g = Group(["a", "b", "c"])
+    g.cores["a"].submit("warm-up", 0.0)
+    g.deliver()
+    last = g.cores["c"].submit("last words", 0.0)
+    g.deliver(only={("c", "a")})
+    g.dead.add("c")
+    g.wire = [w for w in g.wire if w[0] != "c"]
+    assert last not in g.stable("a")
+    g.advance(1.0)
+    for name in ["a", "b"]:
+        assert g.cores[name].members == {"a": 0, "b": 0}
+        assert g.stable(name)[-1] == last
+        (excluded,) = of_type(g.events[name], MemberExcluded)
+        assert isinstance(excluded, MemberExcluded)
+        assert (excluded.peer, excluded.stable_index) == ("c", 2)
+        assert excluded.cut >= last.ts
+    after = g.cores["b"].submit("after", g.now)
+    g.deliver()
+    assert g.stable("a")[-1] == after
+
+
+def test_an_entry_nobody_received_from_a_dead_peer_is_never_stable() -> None:
+    g = Group(["a", "b", "c"])
+    lost = g.cores["c"].submit("lost", 0.0)
+    g.dead.add("c")
+    g.wire = []
+    g.advance(1.0)
+    assert lost not in g.stable("a")
+    assert g.cores["a"].members == g.cores["b"].members == {"a": 0, "b": 0}
+
+
+def test_a_leave_is_ordered_in_the_log() -> None:
+    g = Group(["a", "b", "c"])
+    mine = g.cores["c"].submit("bye", 0.0)
+    g.cores["c"].leave(0.0)
+    assert g.cores["c"].phase is Phase.LEFT
+    g.deliver()
+    g.advance(0.2)
+    for name in ["a", "b"]:
+        assert g.stable(name) == [mine]
+        assert of_type(g.events[name], MemberLeft) == [MemberLeft("c", 0, 1, 1)]
+        assert g.cores[name].members == {"a": 0, "b": 0}
+
+
+def test_a_new_peer_joins_at_one_place_in_the_log_and_gets_a_snapshot() -> None:
+    g = Group(["a", "b"])
+    g.cores["a"].submit("before", 0.0)
+    g.deliver()
+    d = OrderingCore.joining("d", ["a", "b"], g.now, CONFIG)
+    g.cores["d"], g.names, g.events["d"] = d, ["a", "b", "d"], []
+    g.deliver()
+    g.advance(0.1)
+    for name in ["a", "b"]:
+        assert of_type(g.events[name], MemberJoined) == [MemberJoined("d", 0, 1, 1)]
+    (request,) = of_type(g.events["a"], SnapshotRequested)
+    assert request == SnapshotRequested("d", 1)
+    assert of_type(g.events["b"], SnapshotRequested) == []
+    g.cores["a"].provide_snapshot("d", 1, {"state": "after 1"})
+    g.deliver()
+    (installed,) = of_type(g.events["d"], SnapshotInstalled)
+    assert installed == SnapshotInstalled(1, 1, {"state": "after 1"}, ())
+    entry = g.cores["d"].submit("hello", g.now)
+    g.deliver()
+    for name in g.names:
+        assert g.stable(name)[-1] == entry
+
+
+def test_local_misuse_raises_local_protocol_error() -> None:
+    core = OrderingCore("a", ["a", "b"], 0.0)
+    with pytest.raises(LocalProtocolError):
+        core.provide_snapshot("b", 0, None)
+    with pytest.raises(LocalProtocolError):
+        core.submit(1.5, 0.0)
+    with pytest.raises(LocalProtocolError):
+        core.report_state_hash(3, b"x")
+    with pytest.raises(LocalProtocolError):
+        OrderingCore("", ["b"], 0.0)
+    joiner = OrderingCore.joining("c", ["a"], 0.0)
+    with pytest.raises(LocalProtocolError):
+        joiner.submit("too early", 0.0)

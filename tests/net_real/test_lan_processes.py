@@ -1,0 +1,148 @@
+"""Real zeroconf and real TCP on 127.0.0.1 between separate headless processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .peers import FAST, PeerProcess
+
+LOOPBACK = ["--interface", "127.0.0.1"]
+
+
+def _round_hashes(peer: PeerProcess) -> dict[int, str]:
+    return {r["round"]: r["state_hash"] for r in peer.events("round_over")}
+
+
+def test_a_three_peer_match_by_bots_ends_with_the_same_hash_everywhere(tmp_path: Path) -> None:
+    host = PeerProcess(
+        [
+            "host",
+            "--headless",
+            "--name",
+            "Ann",
+            "--table",
+            "Match table",
+            *LOOPBACK,
+            *FAST,
+            "--players",
+            "3",
+            "--target",
+            "25",
+        ],
+        tmp_path / "a",
+    )
+    peers = [host]
+    try:
+        host.wait_for("hosting")
+        for name in ("Bo", "Cy"):
+            peers.append(
+                PeerProcess(
+                    [
+                        "join",
+                        "--headless",
+                        "--name",
+                        name,
+                        "--table",
+                        "Match table",
+                        *LOOPBACK,
+                        *FAST,
+                    ],
+                    tmp_path / name,
+                )
+            )
+        for peer in peers:
+            assert peer.finish(90) == 0, peer.stderr[-2000:]
+        matches = [peer.wait_for("match_over") for peer in peers]
+        assert matches[0]["totals"] == matches[1]["totals"] == matches[2]["totals"]
+        assert max(matches[0]["totals"].values()) >= 25
+        hashes = [_round_hashes(peer) for peer in peers]
+        assert hashes[0] and hashes[0] == hashes[1] == hashes[2]
+        found = peers[1].wait_for("table_found")
+        assert found["table"] == "Match table" and found["host"] == "Ann"
+    finally:
+        for peer in peers:
+            peer.stop()
+
+
+def test_a_peer_killed_mid_round_is_covered_by_a_bot_and_takes_its_seat_back(
+    tmp_path: Path,
+) -> None:
+    host = PeerProcess(
+        [
+            "host",
+            "--headless",
+            "--name",
+            "Ann",
+            "--table",
+            "Crash table",
+            *LOOPBACK,
+            "--bot",
+            "hard",
+            "--bot-delay",
+            "0.3",
+            "--players",
+            "3",
+            "--rounds",
+            "2",
+        ],
+        tmp_path / "a",
+    )
+    peers = [host]
+    try:
+        host.wait_for("hosting")
+        bo = PeerProcess(
+            [
+                "join",
+                "--headless",
+                "--name",
+                "Bo",
+                "--table",
+                "Crash table",
+                *LOOPBACK,
+                "--bot",
+                "hard",
+                "--bot-delay",
+                "0.3",
+                "--rounds",
+                "2",
+            ],
+            tmp_path / "bo",
+        )
+        cy_args = [
+            "join",
+            "--headless",
+            "--name",
+            "Cy",
+            "--table",
+            "Crash table",
+            *LOOPBACK,
+            "--bot",
+            "hard",
+            "--bot-delay",
+            "0.3",
+            "--rounds",
+            "2",
+        ]
+        cy = PeerProcess(cy_args, tmp_path / "cy")
+        peers += [bo, cy]
+        cy.wait_for("round_started", round=1)
+        cy_id = cy.wait_for("joined")["peer"]
+        cy.kill()  # the lid closes: no goodbye
+        lost = host.wait_for("peer_lost", timeout=10, peer=cy_id)
+        assert lost["name"] == "Cy"
+        gone = host.wait_for("peer_gone", timeout=15, peer=cy_id)
+        assert gone["players"] == ["Cy"]
+        # The same laptop comes back (same data folder, so the same peer id).
+        again = PeerProcess(cy_args, tmp_path / "cy")
+        peers.append(again)
+        assert again.wait_for("joined", timeout=30)["peer"] == cy_id
+        host.wait_for("peer_back", timeout=30, peer=cy_id)
+        for peer in (host, bo, again):
+            assert peer.finish(120) == 0, peer.stderr[-2000:]
+        hashes = [_round_hashes(peer) for peer in (host, bo, again)]
+        assert hashes[0] == hashes[1]
+        shared = set(hashes[0]) & set(hashes[2])
+        assert shared and all(hashes[0][r] == hashes[2][r] for r in shared)
+    finally:
+        for peer in peers:
+            peer.stop()

@@ -1,0 +1,235 @@
+"""Several hosts in network namespaces: discovery, partnership, loss and delay, crash, partition."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .netlab import NetLab
+from .peers import FAST, PeerProcess
+
+
+@pytest.fixture
+def lab3() -> Iterator[NetLab]:
+    lab = NetLab(3)
+    yield lab
+    lab.close()
+
+
+def _host(lab: NetLab, tmp: Path, table: str, *extra: str, bot: list[str] = FAST) -> PeerProcess:
+    return PeerProcess(
+        [
+            "host",
+            "--headless",
+            "--verbose",
+            "--name",
+            "Ann",
+            "--table",
+            table,
+            "--interface",
+            lab.address(0),
+            *bot,
+            *extra,
+        ],
+        tmp / "h0",
+        prefix=lab.prefix(0),
+    )
+
+
+def _join(
+    lab: NetLab,
+    host: int,
+    tmp: Path,
+    name: str,
+    table: str,
+    *extra: str,
+    bot: list[str] = FAST,
+    env: dict[str, str] | None = None,
+) -> PeerProcess:
+    return PeerProcess(
+        [
+            "join",
+            "--headless",
+            "--verbose",
+            "--name",
+            name,
+            "--table",
+            table,
+            "--interface",
+            lab.address(host),
+            *bot,
+            *extra,
+        ],
+        tmp / f"h{host}",
+        prefix=lab.prefix(host),
+        env=env,
+    )
+
+
+def _same_hashes(peers: list[PeerProcess]) -> dict[int, str]:
+    """Every round that two peers both saw end ended with the same state hash; the first peer
+    saw every round."""
+    hashes = [{r["round"]: r["state_hash"] for r in p.events("round_over")} for p in peers]
+    assert hashes[0], "no round ended"
+    for other in hashes[1:]:
+        assert other, "a peer saw no round end"
+        assert set(other) <= set(hashes[0])
+        assert all(hashes[0][r] == h for r, h in other.items())
+    return hashes[0]
+
+
+def test_a_table_is_discovered_from_another_host(lab3: NetLab, tmp_path: Path) -> None:
+    host = _host(lab3, tmp_path, "Over the wire", "--players", "2")
+    try:
+        host.wait_for("hosting")
+        done = subprocess.run(
+            [
+                *lab3.prefix(1),
+                sys.executable,
+                "-m",
+                "nerts_lan",
+                "tables",
+                "--interface",
+                lab3.address(1),
+                "--json",
+                "--wait",
+                "3",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        tables = [json.loads(line) for line in done.stdout.splitlines()]
+        assert len(tables) == 1
+        assert tables[0]["table"] == "Over the wire" and tables[0]["host"] == "Ann"
+        assert tables[0]["address"] == lab3.address(0) and tables[0]["state"] == "lobby"
+        assert tables[0]["seats"] == "1/4"
+    finally:
+        host.stop()
+
+
+def test_a_two_by_two_partnership_game_across_four_hosts(tmp_path: Path) -> None:
+    lab = NetLab(4)
+    peers: list[PeerProcess] = []
+    try:
+        peers.append(
+            _host(
+                lab,
+                tmp_path,
+                "Pairs",
+                "--partnership",
+                "--teams",
+                "2",
+                "--players",
+                "4",
+                "--target",
+                "25",
+            )
+        )
+        peers[0].wait_for("hosting")
+        for index, name in ((1, "Bo"), (2, "Cy"), (3, "Di")):
+            peers.append(_join(lab, index, tmp_path, name, "Pairs"))
+        for peer in peers:
+            assert peer.finish(120) == 0, peer.stderr[-2000:]
+        teams = peers[0].wait_for("round_started")["teams"]
+        assert sorted(len(players) for players in teams.values()) == [2, 2]
+        _same_hashes(peers)
+        totals = [p.wait_for("match_over")["totals"] for p in peers]
+        assert all(t == totals[0] for t in totals)
+    finally:
+        for peer in peers:
+            peer.stop()
+        lab.close()
+
+
+def test_a_round_over_a_lossy_slow_link_ends_the_same_everywhere(
+    lab3: NetLab, tmp_path: Path
+) -> None:
+    lab3.lose(2, 0.1)  # 10 % of packets to and from host 2 are dropped
+    peers = [_host(lab3, tmp_path, "Lossy", "--players", "3", "--rounds", "1")]
+    try:
+        peers[0].wait_for("hosting")
+        peers.append(_join(lab3, 1, tmp_path, "Bo", "Lossy", "--rounds", "1"))
+        peers.append(
+            _join(
+                lab3,
+                2,
+                tmp_path,
+                "Cy",
+                "Lossy",
+                "--rounds",
+                "1",
+                env={"NERTS_LAN_LINK_DELAY_MS": "20,60"},
+            )
+        )
+        for peer in peers:
+            assert peer.finish(120) == 0, peer.stderr[-2000:]
+        _same_hashes(peers)
+    finally:
+        for peer in peers:
+            peer.stop()
+
+
+def test_a_peer_killed_mid_round_and_restarted_on_its_host(lab3: NetLab, tmp_path: Path) -> None:
+    slow = ["--bot", "hard", "--bot-delay", "0.3"]
+    peers = [_host(lab3, tmp_path, "Crash", "--players", "3", "--rounds", "2", bot=slow)]
+    try:
+        peers[0].wait_for("hosting")
+        peers.append(_join(lab3, 1, tmp_path, "Bo", "Crash", "--rounds", "2", bot=slow))
+        cy = _join(lab3, 2, tmp_path, "Cy", "Crash", "--rounds", "2", bot=slow)
+        cy.wait_for("round_started", timeout=30)
+        cy_id = cy.wait_for("joined")["peer"]
+        cy.kill()
+        peers[0].wait_for("peer_gone", timeout=15, peer=cy_id)
+        again = _join(lab3, 2, tmp_path, "Cy", "Crash", "--rounds", "2", bot=slow)
+        peers.append(again)
+        peers[0].wait_for("peer_back", timeout=30, peer=cy_id)
+        for peer in peers:
+            assert peer.finish(120) == 0, peer.stderr[-2000:]
+        _same_hashes(peers[:2])
+        late = {r["round"]: r["state_hash"] for r in again.events("round_over")}
+        early = {r["round"]: r["state_hash"] for r in peers[0].events("round_over")}
+        assert late and all(early[r] == h for r, h in late.items())
+    finally:
+        cy.stop()
+        for peer in peers:
+            peer.stop()
+
+
+@pytest.mark.parametrize("seconds", [1.5, 6.0], ids=["short", "long"])
+def test_a_partition_that_heals(lab3: NetLab, tmp_path: Path, seconds: float) -> None:
+    """Short: nobody is excluded. Long: the cut-off peer is excluded, then rejoins and
+    catches up. Either way every peer ends with the same hashes."""
+    slow = ["--bot", "hard", "--bot-delay", "0.3"]
+    peers = [_host(lab3, tmp_path, "Split", "--players", "3", "--rounds", "2", bot=slow)]
+    try:
+        peers[0].wait_for("hosting")
+        peers.append(_join(lab3, 1, tmp_path, "Bo", "Split", "--rounds", "2", bot=slow))
+        peers.append(_join(lab3, 2, tmp_path, "Cy", "Split", "--rounds", "2", bot=slow))
+        peers[2].wait_for("round_started", timeout=30)
+        time.sleep(1.0)
+        lab3.cut(2)
+        time.sleep(seconds)
+        lab3.heal(2)
+        try:
+            for peer in peers:
+                assert peer.finish(90) == 0, peer.stderr[-2000:]
+        except AssertionError:
+            for peer in peers:
+                peer.stop()
+                print("=====", peer.lines[:1], "\n", peer.stderr[-8000:])
+            raise
+        _same_hashes(peers)
+        cy_id = peers[2].wait_for("joined")["peer"]
+        excluded = [r for r in peers[0].events("peer_gone") if r["peer"] == cy_id]
+        assert bool(excluded) == (seconds > 3.0)
+    finally:
+        for peer in peers:
+            peer.stop()

@@ -181,8 +181,23 @@ def _optional_groups() -> dict[str, Callable[[bool], dict[str, Any]]]:
     from . import sim
 
     groups["bots"] = sim.bench_bot_rounds
+    groups["net"] = _bench_net
+    groups["lan"] = _bench_lan
     groups["ui"] = _bench_ui
     return groups
+
+
+def _bench_net(quick: bool) -> dict[str, Any]:
+    """The ordering core: codec and ordering rates, and stable latency in the simulator."""
+    from net.bench import run_benchmarks as run_net_benchmarks
+
+    return run_net_benchmarks(quick=quick)
+
+
+def _bench_lan(quick: bool) -> dict[str, Any]:
+    from .lanbench import bench_lan
+
+    return bench_lan(quick)
 
 
 def _bench_ui(quick: bool) -> dict[str, Any]:

@@ -186,6 +186,7 @@ class TableAgent:
         self._closed = False
         self._suspected: set[str] = set()
         self._tasks: set[asyncio.Future[None]] = set()
+        self._trace = _Trace.from_environment()
 
     # --- start and stop (coroutines run in the network loop) ------------------------------------
 
@@ -231,12 +232,16 @@ class TableAgent:
             await self.node.async_close()
         if self.discovery is not None:
             await self.discovery.async_close()
+        if self._trace is not None:
+            self._trace.close()
 
     def node_submit(self, payload: dict[str, Any]) -> None:
         """Order a payload, if this peer may submit now."""
         if self.node is None or not self.node.core.ready or self._closed:
             return
         entry = self.node.submit(payload)
+        if self._trace is not None and payload.get("k") == "act":
+            self._trace.record("submit", entry.key)
         self.machine.tentative_entry(entry.key, entry.payload)
         self._pump_machine()
 
@@ -270,9 +275,13 @@ class TableAgent:
                 log.info("%s: %s", self.options.peer_id, event)
             if isinstance(event, EntryReceived):
                 machine.tentative_entry(event.entry.key, event.entry.payload)
+                if self._trace is not None and _is_action(event.entry.payload):
+                    self._trace.record("applied", event.entry.key)
             elif isinstance(event, EntriesStabilized):
                 for offset, entry in enumerate(event.entries):
                     machine.stable_entry(entry.key, entry.payload)
+                    if self._trace is not None and _is_action(entry.payload):
+                        self._trace.record("stable", entry.key)
                     index = event.first_index + offset
                     self._stable_count = index
                     if index % HASH_INTERVAL == 0 and self.node is not None:
@@ -634,21 +643,56 @@ class LanSession:
 
 
 def _injected_delay() -> Callable[[], float] | None:
-    """Fault injection for tests: ``NERTS_LAN_LINK_DELAY_MS="LOW,HIGH"`` holds back every frame
-    this peer sends by a random delay in that range (order kept), as a slow Wi-Fi link would."""
+    """Fault injection for tests and benchmarks, on the frames this peer sends (order kept):
+
+    - ``NERTS_LAN_LINK_DELAY_MS="LOW,HIGH"``: each frame waits a random time in that range, as
+      on a slow Wi-Fi link;
+    - ``NERTS_LAN_LINK_LOSS=P``: with probability P a frame waits 200 ms more, which is what a
+      lost TCP segment costs (the minimum retransmission timeout), the frames behind it waiting
+      too.
+    """
     import os
     import random
 
-    setting = os.environ.get("NERTS_LAN_LINK_DELAY_MS")
-    if not setting:
-        return None
+    low = high = loss = 0.0
     try:
-        low, high = (float(x) / 1000 for x in setting.split(","))
+        if os.environ.get("NERTS_LAN_LINK_DELAY_MS"):
+            low, high = (float(x) / 1000 for x in os.environ["NERTS_LAN_LINK_DELAY_MS"].split(","))
+        if os.environ.get("NERTS_LAN_LINK_LOSS"):
+            loss = float(os.environ["NERTS_LAN_LINK_LOSS"])
     except ValueError:
-        log.warning("ignoring NERTS_LAN_LINK_DELAY_MS=%r (expected LOW,HIGH)", setting)
+        log.warning("ignoring a malformed NERTS_LAN_LINK_DELAY_MS or NERTS_LAN_LINK_LOSS")
         return None
-    jitter = random.Random()
-    return lambda: jitter.uniform(low, high)
+    if high <= 0 and loss <= 0:
+        return None
+    chance = random.Random()
+    return lambda: chance.uniform(low, high) + (0.2 if chance.random() < loss else 0.0)
+
+
+def _is_action(payload: Any) -> bool:
+    return isinstance(payload, dict) and payload.get("k") == "act"
+
+
+class _Trace:
+    """Timing records for the benchmark: ``NERTS_LAN_TRACE=FILE`` appends one JSON line per
+    submitted, remotely applied and stable action (monotonic clock, shared by the processes of
+    one machine)."""
+
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "a", buffering=1 << 16)  # noqa: SIM115 - closed in close()
+
+    @classmethod
+    def from_environment(cls) -> _Trace | None:
+        import os
+
+        path = os.environ.get("NERTS_LAN_TRACE")
+        return cls(path) if path else None
+
+    def record(self, kind: str, key: tuple[int, str]) -> None:
+        self._file.write(f'["{kind}", {key[0]}, "{key[1]}", {time.monotonic():.6f}]\n')
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def _local_addresses() -> tuple[str, ...]:

@@ -191,7 +191,11 @@ def _bench_net(quick: bool) -> dict[str, Any]:
     """The ordering core: codec and ordering rates, and stable latency in the simulator."""
     from net.bench import run_benchmarks as run_net_benchmarks
 
-    return run_net_benchmarks(quick=quick)
+    from .simgame import bench_simgame
+
+    figures = run_net_benchmarks(quick=quick)
+    figures["game_on_the_simulator"] = bench_simgame(quick)
+    return figures
 
 
 def _bench_lan(quick: bool) -> dict[str, Any]:

@@ -186,6 +186,8 @@ class TableMachine:
         self.participants: list[str] = []
         self.commits: dict[str, str] = {}
         self.reveals: dict[str, str] = {}
+        self.claims: dict[str, str] = {}
+        """Peers who joined during the match and claimed a bot's seat: peer to player."""
         self.match: Match | None = None
         self.round_table: Table | None = None
         self.replica: Replica | None = None
@@ -312,6 +314,7 @@ class TableMachine:
             "participants": list(self.participants),
             "commits": sorted(self.commits.items()),
             "reveals": sorted(self.reveals.items()),
+            "claims": sorted(self.claims.items()),
             "rounds": [list(row) for row in self.match.rounds] if self.match else None,
             "state": state_snapshot(self.replica.stable) if self.replica else None,
         }
@@ -373,6 +376,9 @@ class TableMachine:
 
     def _on_sit(self, key: EntryKey, payload: dict[str, Any]) -> None:
         peer = key[1]
+        if self.phase in ("seeding", "revealing", "playing"):
+            self._claim_bot_seat(peer, payload.get("team"))
+            return
         settings = self._lobby_settings(peer)
         team = self._free_team(payload.get("team"), settings)
         self.seats = [seat for seat in self.seats if seat.owner != peer]
@@ -380,6 +386,46 @@ class TableMachine:
         player = self._unique_player(self.members[peer])
         self.seats.append(Seat(player, team, peer, peer))
         self._events.append(LobbyChanged())
+
+    def _claim_bot_seat(self, peer: str, team: Any) -> None:
+        """Someone who joined during the match takes a seat a bot plays, from the next round."""
+        if peer not in self.members:
+            raise MalformedError("not a member of the table")
+        if any(seat.owner == peer for seat in self.seats) or peer in self.claims:
+            raise MalformedError("already seated")
+        claimed = set(self.claims.values())
+        seat = next(
+            (
+                s
+                for s in self.seats
+                if s.team == team
+                and s.bot is not None
+                and (s.owner is None or s.owner not in self.members)
+                and s.player not in claimed
+            ),
+            None,
+        )
+        if seat is None:
+            raise MalformedError(f"no seat played by a bot on team {team!r}")
+        self.claims[peer] = seat.player
+        self._events.append(LobbyChanged())
+
+    def _seat_claimants(self) -> None:
+        """At a new round's deal: claimed bot seats go to the people who claimed them."""
+        if not self.claims or self.round_table is None:
+            return
+        for peer, player in sorted(self.claims.items()):
+            index = next((i for i, s in enumerate(self.seats) if s.player == player), None)
+            if peer not in self.members or index is None or self.seats[index].bot is None:
+                continue
+            seat = self.seats[index]
+            name = self._unique_player(self.members[peer])
+            self.seats[index] = Seat(name, seat.team, peer, peer)
+        self.claims = {}
+        table = self.round_table
+        teams = sorted({seat.team for seat in self.seats})
+        players = tuple(tuple(s.player for s in self.seats if s.team == t) for t in teams)
+        self.round_table = Table(table.options, table.team_names, players, table.back_colours)
 
     def _on_stand(self, key: EntryKey, payload: dict[str, Any]) -> None:
         self._lobby_settings(key[1])
@@ -511,6 +557,7 @@ class TableMachine:
             if self.reveals[peer]:
                 material.update(b"\x00" + peer.encode() + b"\x00" + self.reveals[peer].encode())
         seed = material.hexdigest()
+        self._seat_claimants()
         self.phase = "playing"
         self.replica = Replica(deal_round(self.round_table, seed), self.local_peer, self._authorize)
         self._events.append(RoundStarted(self.round_number, self.replica.view))
@@ -561,6 +608,7 @@ class TableMachine:
         self.participants = [str(p) for p in data["participants"]]
         self.commits = {str(p): str(d) for p, d in data["commits"]}
         self.reveals = {str(p): str(n) for p, n in data["reveals"]}
+        self.claims = {str(p): str(n) for p, n in data.get("claims", [])}
         if self.settings is not None and self.seats and data["rounds"] is not None:
             teams = sorted({seat.team for seat in self.seats})
             names = tuple(_team_name(team) for team in teams)

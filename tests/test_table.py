@@ -222,3 +222,40 @@ def test_hostile_entries_are_ignored_identically(table: Log, payload: Any) -> No
     after = {m.digest() for m in table.machines.values()}
     assert len(before) == 1 and after == before
     assert isinstance(table.events["a"][-1], EntryIgnored)
+
+
+def _end_round_dead(log: Log) -> None:
+    a = log.machines["a"]
+    number = a.round_number
+    while a.phase == "playing" and a.round_number == number:
+        for seat in list(a.seats):
+            if a.phase == "playing" and a.round_number == number:
+                log.post(
+                    seat.controller or "a",
+                    {"k": "act", "r": number, "a": {"by": seat.player, "do": "stuck"}},
+                )
+
+
+def test_someone_joining_mid_match_watches_then_takes_a_bots_seat_next_round(table: Log) -> None:
+    _start(table)
+    # The newcomer catches up from a snapshot, then everyone sees it join.
+    table.machines["d"] = TableMachine.from_snapshot("d", table.machines["a"].snapshot())
+    table.join("d")
+    table.post("d", {"k": "hello", "name": "Di"})
+    table.post("d", {"k": "sit", "team": 0})  # Ann's seat is a person's: refused
+    assert isinstance(table.events["a"][-1], EntryIgnored)
+    table.post("d", {"k": "sit", "team": 2})  # the bot's seat
+    a = table.machines["a"]
+    assert a.claims == {"d": "Bot 1"}
+    table.post("d", {"k": "act", "r": 1, "a": {"by": "Bot 1", "do": "flip"}})
+    assert any(
+        isinstance(e, ActionRejected) and "not played from that laptop" in e.reason
+        for e in table.events["a"]
+    )  # it watches this round
+    _end_round_dead(table)
+    seat = a.seat_of("Di")
+    assert seat is not None and seat.team == 2 and seat.controller == "d" and seat.bot is None
+    assert a.replica is not None and a.replica.view.table.team_of("Di") == 2
+    table.post("d", {"k": "act", "r": 2, "a": {"by": "Di", "do": "flip"}})
+    assert a.replica.stable.teams[2].waste
+    assert len({m.digest() for m in table.machines.values()}) == 1

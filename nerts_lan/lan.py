@@ -11,6 +11,10 @@ Wiring, for one peer::
     network thread:  mesh frames -> OrderingCore -> events -> TableMachine -> replica -> events
                      TableMachine duties (commit, reveal) and bot timers -> OrderingCore.submit
     main thread:     LanSession.submit(action) -> network thread; LanSession.poll() <- events
+
+Lobby commands (``sit``, ``ready``, ``add_bot``, ``start``...) are table payloads ordered like
+everything else; the main thread sees the lobby through ``LobbyView`` snapshots. Pointers travel
+outside the log, as best-effort ephemeral frames of the mesh (``send_cursor`` / ``CursorMoved``).
 """
 
 from __future__ import annotations
@@ -18,12 +22,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgpack
 
 from net.core import CoreConfig, OrderingCore
 from net.discovery import Advert, Discovery
@@ -48,17 +57,19 @@ from net.node import Node
 from net.runtime import NetworkThread
 from net.transport import Hello
 
-from .actions import Action, MalformedError
+from .actions import MAX_NAME_LENGTH, Action, MalformedError
 from .bots import Bot
+from .cards import Card, CardError
 from .engine import State, Table
 from .replica import ActionRejected
 from .scoring import Match
-from .session import RoundStarted, SessionEvent
+from .session import CursorMoved, RoundStarted, SessionEvent
 from .table import (
     CommitDue,
     EntryIgnored,
     LobbyChanged,
     RevealDue,
+    Seat,
     TableMachine,
     TableSettings,
     commit_digest,
@@ -69,9 +80,12 @@ __all__ = [
     "SERVICE_TYPE",
     "LanOptions",
     "LanSession",
+    "LobbyView",
     "MemberSuspectedEvent",
     "TableAgent",
     "TableInfo",
+    "decode_cursor",
+    "encode_cursor",
     "make_peer_id",
     "table_from_advert",
 ]
@@ -85,6 +99,12 @@ MIN_BOT_INTERVAL = 0.002
 
 HASH_INTERVAL = 32
 """Stable entries between two state-hash exchanges."""
+
+CURSOR_INTERVAL = 1 / 30
+"""Shortest time between two pointer updates of one player (about 30 a second)."""
+
+MAX_HOLDING = 13
+"""Most cards a pointer may be shown dragging (a whole run, king to ace)."""
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +135,54 @@ class MemberSuspectedEvent:
     back: bool = False
 
 
+@dataclass(frozen=True)
+class LobbyView:
+    """The table's lobby as the main thread sees it: a snapshot taken in the network thread."""
+
+    me: str
+    settings: TableSettings | None
+    host: str | None
+    members: tuple[tuple[str, str], ...]
+    """(peer id, display name) of the present members, host first."""
+    seats: tuple[Seat, ...]
+    ready: frozenset[str]
+    phase: str
+    round_number: int
+    start_problem: str | None
+    """``TableMachine.can_start()``: None when the host may start."""
+
+    @property
+    def is_host(self) -> bool:
+        return self.host == self.me
+
+    @property
+    def my_seat(self) -> Seat | None:
+        return next((seat for seat in self.seats if seat.owner == self.me), None)
+
+    def team(self, team: int) -> tuple[Seat, ...]:
+        """The seats of team number ``team`` (0-based, as the host's settings count them)."""
+        return tuple(seat for seat in self.seats if seat.team == team)
+
+    def name_of(self, peer: str) -> str:
+        return dict(self.members).get(peer, peer)
+
+    @classmethod
+    def of(cls, machine: TableMachine) -> LobbyView:
+        host = machine.host
+        members = sorted(machine.members.items(), key=lambda item: (item[0] != host, item[1]))
+        return cls(
+            machine.local_peer,
+            machine.settings,
+            host,
+            tuple(members),
+            tuple(machine.seats),
+            frozenset(machine.ready),
+            machine.phase,
+            machine.round_number,
+            machine.can_start(),
+        )
+
+
 @dataclass
 class LanOptions:
     """How this peer takes part."""
@@ -130,6 +198,9 @@ class LanOptions:
     players: int | None = None
     """Host only: start the match once this many members are seated and ready."""
     spectate: bool = False
+    intermission: float = 0.0
+    """Seconds between the end of a round and this peer's commit to the next deal (time to read
+    the scores in a window; the deal waits for every member's commit)."""
     core: CoreConfig = field(default_factory=CoreConfig)
 
 
@@ -252,6 +323,22 @@ class TableAgent:
             return
         self.node_submit({"k": "act", "r": self.machine.round_number, "a": action.to_wire()})
 
+    def send_ephemeral(self, data: bytes) -> None:
+        """Best effort, outside the log: to every member linked now (a pointer update)."""
+        if self.node is not None and not self._closed:
+            self.node.broadcast_ephemeral(data)
+
+    def _on_ephemeral(self, peer: str, data: bytes) -> None:
+        """A pointer update from ``peer``: shown only if it is sane and for a seat ``peer``
+        plays now; anything else is dropped without a word (it is not worth a log line)."""
+        cursor = decode_cursor(data)
+        if cursor is None:
+            return
+        seat = self.machine.seat_of(cursor.player)
+        if seat is None or seat.controller != peer or peer == self.options.peer_id:
+            return
+        self.network.post(cursor)
+
     # --- the node's events ----------------------------------------------------------------------
 
     async def _start_node(self, core: OrderingCore) -> None:
@@ -265,6 +352,7 @@ class TableAgent:
             on_events=self._on_events,
             on_problem=lambda who, reason: log.warning("%s: %s", who, reason),
             delay=_injected_delay(),
+            on_ephemeral=self._on_ephemeral,
         )
         self.port = await self.node.async_start(interface)
 
@@ -366,6 +454,7 @@ class TableAgent:
         if self.machine.replica is not None:
             self.network.post(RoundStarted(self.machine.round_number, self.machine.replica.view))
         self.network.post(LobbyChanged())
+        self.network.post(LobbyView.of(self.machine))
 
     def _after_join(self) -> None:
         self.joined = True
@@ -377,9 +466,11 @@ class TableAgent:
         machine = self.machine
         for event in machine.take_events():
             if isinstance(event, CommitDue):
-                nonce = secrets.token_bytes(32)
-                self._nonces[event.round] = nonce
-                self.node_submit({"k": "commit", "r": event.round, "d": commit_digest(nonce)})
+                if event.round > 1 and self.options.intermission > 0:
+                    loop = asyncio.get_running_loop()
+                    loop.call_later(self.options.intermission, self._commit_later, event.round)
+                else:
+                    self._commit(event.round)
             elif isinstance(event, RevealDue):
                 kept = self._nonces.get(event.round)
                 if kept is not None:
@@ -388,6 +479,7 @@ class TableAgent:
                 self._lobby_duties()
                 self._publish()
                 self.network.post(event)
+                self.network.post(LobbyView.of(self.machine))
             elif isinstance(event, RoundStarted):
                 for bot in self._bots.values():
                     bot.reset()
@@ -396,6 +488,16 @@ class TableAgent:
                 self.network.post(event)
         self._post_view()
         self._schedule_bots()
+
+    def _commit_later(self, round_number: int) -> None:
+        machine = self.machine
+        if not self._closed and machine.phase == "seeding" and machine.round_number == round_number:
+            self._commit(round_number)
+
+    def _commit(self, round_number: int) -> None:
+        nonce = secrets.token_bytes(32)
+        self._nonces[round_number] = nonce
+        self.node_submit({"k": "commit", "r": round_number, "d": commit_digest(nonce)})
 
     def _lobby_duties(self) -> None:
         """What a headless or scripted peer does by itself in the lobby."""
@@ -549,34 +651,67 @@ class _ViewChanged:
 
 
 class LanSession:
-    """The main thread's side of a LAN seat: the ``Session`` the window or a headless loop uses."""
+    """The main thread's side of a LAN seat: the ``Session`` the window or a headless loop uses.
 
-    def __init__(self, network: NetworkThread, agent: TableAgent) -> None:
+    ``host``/``join`` wait for the network side to start unless ``wait=False`` (the window, which
+    must not block: ``start_error`` says later if it failed).
+    """
+
+    def __init__(
+        self,
+        network: NetworkThread,
+        agent: TableAgent,
+        starting: Future[None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._network = network
         self._agent = agent
+        self._starting = starting
+        self._clock = clock
         self._view: State | None = None
         self._match: Match | None = None
         self._table: Table | None = None
+        self._lobby: LobbyView | None = None
         self._waiting: list[Any] = []
+        self._cursor_sent: dict[str, tuple[float, tuple[str, ...]]] = {}
+        self._cursor_due: dict[str, tuple[float, float, tuple[str, ...]]] = {}
+        self._closed = False
         self.lobby_changed = False
+        self.close_in_background = False
+        """Make ``close()`` return at once and leave the table from a helper thread."""
 
     @classmethod
     def host(
-        cls, options: LanOptions, settings: TableSettings, network: NetworkThread | None = None
+        cls,
+        options: LanOptions,
+        settings: TableSettings,
+        network: NetworkThread | None = None,
+        wait: bool = True,
     ) -> LanSession:
         network = network or NetworkThread()
         agent = TableAgent(network, options)
-        network.run(agent.async_host(settings))
-        return cls(network, agent)
+        return cls._started(network, agent, agent.async_host(settings), wait)
 
     @classmethod
     def join(
-        cls, options: LanOptions, table: TableInfo, network: NetworkThread | None = None
+        cls,
+        options: LanOptions,
+        table: TableInfo,
+        network: NetworkThread | None = None,
+        wait: bool = True,
     ) -> LanSession:
         network = network or NetworkThread()
         agent = TableAgent(network, options)
-        network.run(agent.async_join(table))
-        return cls(network, agent)
+        return cls._started(network, agent, agent.async_join(table), wait)
+
+    @classmethod
+    def _started(
+        cls, network: NetworkThread, agent: TableAgent, coroutine: Any, wait: bool
+    ) -> LanSession:
+        if wait:
+            network.run(coroutine)
+            return cls(network, agent)
+        return cls(network, agent, asyncio.run_coroutine_threadsafe(coroutine, network.loop))
 
     @property
     def agent(self) -> TableAgent:
@@ -584,9 +719,23 @@ class LanSession:
         return self._agent
 
     @property
+    def lobby(self) -> LobbyView | None:
+        """The latest lobby snapshot (None until the table is known)."""
+        return self._lobby
+
+    def start_error(self) -> str | None:
+        """Why opening or joining the table failed, once it did (``wait=False``)."""
+        starting = self._starting
+        if starting is None or not starting.done() or starting.cancelled():
+            return None
+        error = starting.exception()
+        return None if error is None else (str(error) or type(error).__name__)
+
+    @property
     def local_players(self) -> tuple[str, ...]:
         me = self._agent.options.peer_id
-        return tuple(s.player for s in self._agent.machine.seats if s.owner == me)
+        seats = self._lobby.seats if self._lobby is not None else tuple(self._agent.machine.seats)
+        return tuple(s.player for s in seats if s.owner == me)
 
     @property
     def table(self) -> Table:
@@ -601,6 +750,11 @@ class LanSession:
         return self._view
 
     @property
+    def dealt(self) -> bool:
+        """A round has been dealt (``view`` and ``table`` are there)."""
+        return self._view is not None and self._table is not None
+
+    @property
     def match(self) -> Match:
         if self._match is None:
             raise RuntimeError("the match has not started")
@@ -609,19 +763,71 @@ class LanSession:
     def submit(self, action: Action) -> None:
         self._network.call(self._agent.submit_action, action)
 
+    # --- the lobby (table payloads, ordered like everything else) --------------------------------
+
+    def sit(self, team: int) -> None:
+        """Sit on team ``team`` (0-based), leaving a seat held before; readiness is reset."""
+        self.call(self._agent.node_submit, {"k": "sit", "team": team})
+
+    def stand(self) -> None:
+        self.call(self._agent.node_submit, {"k": "stand"})
+
+    def ready(self, on: bool) -> None:
+        self.call(self._agent.node_submit, {"k": "ready", "on": bool(on)})
+
+    def add_bot(self, team: int, level: str) -> None:
+        """Host only: a bot of ``level`` on team ``team``."""
+        self.call(self._agent.node_submit, {"k": "bot", "team": team, "level": level})
+
+    def remove_bot(self, player: str) -> None:
+        """Host only."""
+        self.call(self._agent.node_submit, {"k": "unbot", "player": player})
+
+    def start(self) -> None:
+        """Host only: start the match (refused by everyone alike unless ``can_start()``)."""
+        self.call(self._agent.node_submit, {"k": "start"})
+
+    # --- pointers ------------------------------------------------------------------------------
+
     def send_cursor(self, player: str, x: float, y: float, holding: tuple[str, ...]) -> None:
-        """Cursors are not carried yet on the LAN (they are ephemeral and optional)."""
+        """Share a local player's pointer: at most about 30 updates a second per player (the
+        latest one goes out when its turn comes, from ``poll``), best effort, never ordered."""
+        if not (math.isfinite(x) and math.isfinite(y)):
+            return
+        x, y = min(max(x, 0.0), 1.0), min(max(y, 0.0), 1.0)
+        holding = tuple(holding)[-MAX_HOLDING:]
+        self._cursor_due[player] = (x, y, holding)
+        self._flush_cursors(self._clock())
+
+    def _flush_cursors(self, now: float) -> None:
+        for player, (x, y, holding) in list(self._cursor_due.items()):
+            last, last_holding = self._cursor_sent.get(player, (-math.inf, ()))
+            if now - last < CURSOR_INTERVAL and holding == last_holding:
+                continue  # wait for its turn (a change of what it holds goes at once)
+            del self._cursor_due[player]
+            self._cursor_sent[player] = (now, holding)
+            self._network.call(self._agent.send_ephemeral, encode_cursor(player, x, y, holding))
 
     def call(self, function: Callable[..., Any], *args: Any) -> None:
         """Run ``function(*args)`` in the network thread (lobby commands)."""
         self._network.call(function, *args)
 
+    def requeue(self, events: list[Any]) -> None:
+        """Hand ``events`` (from ``poll``) back, to be returned again by the next ``poll`` (a lobby
+        that passes the session on to the table screen)."""
+        self._waiting = [*events, *self._waiting]
+
     def poll(self, now: float | None = None) -> list[SessionEvent | Any]:
+        if self._cursor_due:
+            self._flush_cursors(self._clock())
         events: list[SessionEvent | Any] = []
         arrived, self._waiting = [*self._waiting, *self._network.drain()], []
         for event in arrived:
             if isinstance(event, _ViewChanged):
                 self._view, self._match, self._table = event.view, event.match, event.table
+                continue
+            if isinstance(event, LobbyView):
+                self._lobby = event
                 continue
             if isinstance(event, LobbyChanged):
                 self.lobby_changed = True
@@ -635,11 +841,71 @@ class LanSession:
         with contextlib.suppress(queue.Empty):
             self._waiting.append(self._network.events.get(timeout=timeout))
 
-    def close(self, leave: bool = True) -> None:
+    def close(self, leave: bool = True, wait: bool | None = None) -> None:
+        """Leave the table and stop the network thread (from a helper thread, returning at once,
+        when ``wait`` is False or, by default, ``close_in_background`` is set)."""
+        if self._closed:
+            return
+        self._closed = True
+        if wait is None:
+            wait = not self.close_in_background
+        if not wait:
+            threading.Thread(
+                target=self._close_now, args=(leave,), name="nerts-leave", daemon=True
+            ).start()
+            return
+        self._close_now(leave)
+
+    def _close_now(self, leave: bool) -> None:
         try:
+            if self._starting is not None:
+                with contextlib.suppress(Exception):
+                    self._starting.result(10)
             self._network.run(self._agent.async_close(leave), timeout=10)
+        except Exception as error:  # leaving must not fail the caller; say why it was untidy
+            log.warning("leaving the table: %s", error)
         finally:
             self._network.stop()
+
+
+def encode_cursor(player: str, x: float, y: float, holding: tuple[str, ...]) -> bytes:
+    """A pointer update as an ephemeral frame's payload (msgpack)."""
+    data: bytes = msgpack.packb(
+        {"k": "cur", "p": player, "x": float(x), "y": float(y), "h": list(holding)},
+        use_bin_type=True,
+    )
+    return data
+
+
+def decode_cursor(data: bytes) -> CursorMoved | None:
+    """The pointer update in ``data``, or None unless it is exactly of the expected form."""
+    try:
+        body = msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=True,
+            max_str_len=4 * MAX_NAME_LENGTH,
+            max_bin_len=0,
+            max_array_len=MAX_HOLDING,
+            max_map_len=5,
+            max_ext_len=0,
+        )
+    except Exception:  # msgpack raises several types for hostile input
+        return None
+    if not isinstance(body, dict) or set(body) != {"k", "p", "x", "y", "h"} or body["k"] != "cur":
+        return None
+    player, x, y, holding = body["p"], body["x"], body["y"], body["h"]
+    if not (isinstance(player, str) and 0 < len(player) <= MAX_NAME_LENGTH):
+        return None
+    if not all(type(v) is float and 0.0 <= v <= 1.0 for v in (x, y)):
+        return None
+    if not (isinstance(holding, list) and len(holding) <= MAX_HOLDING):
+        return None
+    try:
+        cards = tuple(str(Card.parse(name)) for name in holding)
+    except CardError:
+        return None
+    return CursorMoved(player, x, y, cards)
 
 
 def _injected_delay() -> Callable[[], float] | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from net.core import CoreConfig, Phase
 from net.events import (
+    DivergenceDetected,
     EntriesRetracted,
     EntriesStabilized,
     EntryReceived,
@@ -62,6 +63,8 @@ class GameApp:
     causality_errors: int = 0
     seen_max: tuple[int, str] = (0, "")
     caught_up: bool = False
+    divergences: int = 0
+    """State-hash disagreements this peer saw: a fold that is not deterministic shows here."""
     submitted_at: dict[tuple[int, str], float] = field(default_factory=dict)
     stable_at: dict[tuple[int, str], float] = field(default_factory=dict)
     _bots: dict[str, Bot] = field(default_factory=dict)
@@ -70,19 +73,21 @@ class GameApp:
     _sat: bool = False
     _readied: bool = False
     _started: bool = False
+    _greeted: bool = False
     _round_now: int = 0
 
     def on_start(self, node: SimNode) -> None:
         self.machine = TableMachine(self.peer)
         self._bots, self._thinking, self._nonces = {}, set(), {}
-        self._sat = self._readied = self._started = False
+        self._sat = self._readied = self._started = self._greeted = False
         if node.core.phase is Phase.JOINING:
-            return  # a returning peer waits for its snapshot
-        for founder in self.founders:
+            return  # a joining or returning peer waits for its snapshot
+        for founder in node.core.members:
             self.machine.member_joined(founder)
         if self.peer == self.founders[0]:
             self._submit(node, {"k": "create", "settings": self.settings.to_wire()})
         self._submit(node, {"k": "hello", "name": self.peer})
+        self._greeted = True
         self._pump(node)
 
     def on_events(self, node: SimNode, events: list[Event]) -> None:
@@ -119,7 +124,14 @@ class GameApp:
                     machine.tentative_entry(entry.key, entry.payload)
             elif isinstance(event, Expelled):
                 node.sim.call_later(0.05, lambda: node.sim.restart(self.peer))
+            elif isinstance(event, DivergenceDetected):
+                self.divergences += 1
             self._pump(node)
+        if not self._greeted and node.core.ready:
+            # A joiner says hello once it is in: its name, and a nudge to take a seat.
+            self._greeted = True
+            self._submit(node, {"k": "hello", "name": self.peer})
+            self._lobby(node)
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -182,7 +194,9 @@ class GameApp:
             self._readied = True
             self._submit(node, {"k": "ready", "on": True})
         every_seat_taken = len(machine.seats) >= self.settings.teams * self.settings.per_team
-        everyone_seated = all(any(s.owner == p for s in machine.seats) for p in machine.members)
+        everyone_seated = len(machine.members) >= len(self.founders) and all(
+            any(s.owner == p for s in machine.seats) for p in machine.members
+        )
         if (
             self.peer == machine.host
             and not self._started
@@ -204,7 +218,12 @@ class GameApp:
 
     def _act(self, node: SimNode, player: str, generation: int) -> None:
         self._thinking.discard(player)
-        if node.generation != generation or node.state != "alive" or not node.core.ready:
+        if node.generation != generation or node.state == "dead":
+            return
+        if node.state == "paused" or not node.core.ready:
+            # A paused laptop's timers fire once it runs again.
+            self._thinking.add(player)
+            self._think_later(node, player, 0.05)
             return
         machine = self.machine
         seat = machine.seat_of(player)
@@ -255,11 +274,14 @@ def play_game(
     until: float = 30.0,
     faults: list[tuple[float, str, str, float]] | None = None,
     options: Options | None = None,
+    join_at: float | None = None,
 ) -> GameResult:
     """Play ``rounds`` rounds of a seeded game among ``peers`` simulated laptops.
 
     ``faults`` are (time, kind, peer, duration) with kind ``kill`` (and ``restart`` after
-    ``duration`` seconds, if positive) or ``pause``.
+    ``duration`` seconds, if positive) or ``pause``. With ``join_at``, only the first peer founds
+    the table and the others join it through the join protocol, close together from that time,
+    as laptops joining a table from the lobby do.
     """
     founders = tuple(f"p{i:02d}" for i in range(peers))
     per_team = 2 if partnership else 1
@@ -288,12 +310,17 @@ def play_game(
         return app
 
     network = SimNetwork(
-        founders,
+        founders if join_at is None else founders[:1],
         seed=rng.randrange(2**32),
         core_config=config,
         link=link or LinkModel(delay_min=0.001, delay_max=0.005),
         app_factory=make,
     )
+    if join_at is not None:
+        when = join_at
+        for peer in founders[1:]:
+            _schedule_join(network, when, peer)
+            when += rng.uniform(0.0, 0.01)
     for when, kind, peer, duration in faults or []:
         _schedule_fault(network, when, kind, peer, duration)
     network.run_until(until)
@@ -353,3 +380,7 @@ def bench_simgame(quick: bool = False) -> dict[str, Any]:
         "game_12_peers_wall_s": round(time.perf_counter() - started, 2),
         "goal": "stable p99 <= 150 ms",
     }
+
+
+def _schedule_join(network: SimNetwork, when: float, peer: str) -> None:
+    network.call_at(when, lambda: network.restart(peer))

@@ -34,10 +34,12 @@ class Node:
         clock: Callable[[], float] = time.monotonic,
         max_frame: int = DEFAULT_MAX_FRAME,
         delay: Callable[[], float] | None = None,
+        on_ephemeral: Callable[[str, bytes], None] = lambda peer, data: None,
     ) -> None:
         """``on_link(peer, up)`` tells when a TCP link comes up or goes down (a vanished peer is
         noticed by the core's own timers too); ``on_problem(who, reason)`` reports a connection
-        closed for a protocol problem."""
+        closed for a protocol problem; ``on_ephemeral(peer, data)`` hands over a best-effort
+        frame from a linked peer (outside the ordered log, see ``broadcast_ephemeral``)."""
         self.core = core
         self.clock = clock
         self._on_events = on_events
@@ -51,6 +53,7 @@ class Node:
             on_problem=on_problem,
             max_frame=max_frame,
             delay=delay,
+            on_ephemeral=on_ephemeral,
         )
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
@@ -72,6 +75,11 @@ class Node:
         entry = self.core.submit(payload, self.clock())
         self._flush()
         return entry
+
+    def broadcast_ephemeral(self, data: bytes) -> int:
+        """Write ``data`` (at most ``MAX_EPHEMERAL`` bytes) to every peer linked now, outside the
+        ordered log: never queued, never resent. The number of peers it was written to."""
+        return sum(self.mesh.send_ephemeral(peer, data) for peer in sorted(self.mesh.connected()))
 
     def report_state_hash(self, stable_index: int, digest: bytes) -> None:
         self._deliver(self.core.report_state_hash(stable_index, digest))

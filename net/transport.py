@@ -11,6 +11,13 @@ within one incarnation of each peer every link is reliable and FIFO, which the o
 relies on. A peer that restarts comes back with a new incarnation: both sides start the link
 afresh and the application is told (it catches up from a snapshot).
 
+Ephemeral frames are the other kind, for what is stale a moment later (a pointer position): at
+most ``MAX_EPHEMERAL`` bytes, no number, never queued nor resent, written only while the link is
+up, and handed to ``on_ephemeral``. Their envelope is checked like every frame (a malformed one
+closes the connection, as any protocol breach does); a well-formed one whose payload is over the
+limit is dropped and reported to ``on_problem`` but keeps the link, and so does a payload the
+application rejects: the ordered frames are never disturbed by a bad pointer update.
+
 Everything here runs in one asyncio loop; the callbacks are called from it.
 """
 
@@ -30,6 +37,7 @@ import msgpack
 
 __all__ = [
     "DEFAULT_MAX_FRAME",
+    "MAX_EPHEMERAL",
     "TRANSPORT_VERSION",
     "Hello",
     "Mesh",
@@ -41,6 +49,9 @@ DEFAULT_MAX_FRAME = (4 << 20) + 4096
 
 _HEADER = struct.Struct(">I")
 _KIND_HELLO, _KIND_DATA, _KIND_ACK, _KIND_REFUSE, _KIND_PEERS = 0, 1, 2, 3, 4
+_KIND_EPHEMERAL = 5
+MAX_EPHEMERAL = 512
+"""Largest payload of an ephemeral frame, in bytes."""
 _MAX_GOSSIP = 32
 _DUPLICATE = "duplicate connection"
 _MAX_TEXT = 200
@@ -91,13 +102,15 @@ class Mesh:
         accept: Callable[[Hello], str | None] = lambda hello: None,
         gossip: bool = True,
         delay: Callable[[], float] | None = None,
+        on_ephemeral: Callable[[str, bytes], None] = lambda peer, data: None,
     ) -> None:
         """``on_connected(hello, restarted)``: a link is up (``restarted`` when the peer came
         back with a new incarnation). ``on_problem(who, reason)``: a connection was closed for a
         protocol problem. ``accept(hello)`` returns None to accept an incoming peer, or the
         reason to refuse it. With ``gossip``, peers tell each other the listening addresses
         they know, and each peer dials the ones it has no link to, so that a newcomer who knows
-        one member ends up linked to all."""
+        one member ends up linked to all. ``on_ephemeral(peer, data)``: an ephemeral frame
+        arrived (see ``send_ephemeral``)."""
         self.gossip = gossip
         self.delay = delay
         """Fault injection for tests: seconds to hold back each outgoing frame (order kept)."""
@@ -107,6 +120,7 @@ class Mesh:
         self._on_connected = on_connected
         self._on_disconnected = on_disconnected
         self._on_problem = on_problem
+        self._on_ephemeral = on_ephemeral
         self._accept = accept
         self.max_frame = max_frame
         self.retry_interval = retry_interval
@@ -157,6 +171,20 @@ class Mesh:
         release = max(link.release_at, loop.time() + self.delay())
         link.release_at = release
         loop.call_at(release, self._write_late, link, link.writer, seq, data)
+
+    def send_ephemeral(self, peer: str, data: bytes) -> bool:
+        """Write ``data`` to ``peer`` now if its link is up, else drop it; True when written.
+
+        Best effort: no sequence number, never queued, never resent after a reconnect, and it may
+        overtake ordered frames held back by ``delay``. ``ValueError`` above ``MAX_EPHEMERAL``.
+        """
+        if len(data) > MAX_EPHEMERAL:
+            raise ValueError(f"an ephemeral frame carries at most {MAX_EPHEMERAL} bytes")
+        link = self._links.get(peer)
+        if link is None or link.writer is None or link.writer.is_closing():
+            return False
+        self._write(link.writer, [_KIND_EPHEMERAL, bytes(data)])
+        return True
 
     def addresses(self) -> dict[str, tuple[str, int]]:
         """The listening address of every peer we know one for."""
@@ -312,6 +340,8 @@ class Mesh:
                     # One acknowledgement per burst: it runs once the buffered frames are read.
                     link.ack_scheduled = True
                     asyncio.get_running_loop().call_soon(self._ack, link, writer)
+            elif kind == _KIND_EPHEMERAL and len(body) == 2 and isinstance(body[1], bytes):
+                self._ephemeral(link.peer, body[1])
             elif kind == _KIND_ACK and len(body) == 2 and isinstance(body[1], int):
                 self._trim(link, body[1])
             elif kind == _KIND_PEERS and len(body) == 2 and isinstance(body[1], list):
@@ -320,6 +350,15 @@ class Mesh:
                 raise _Broken(f"{link.peer} closed the connection: {body[1][:_MAX_TEXT]}")
             else:
                 raise _Broken(f"malformed frame from {link.peer}")
+
+    def _ephemeral(self, peer: str, data: bytes) -> None:
+        if len(data) > MAX_EPHEMERAL:
+            self._on_problem(peer, f"dropped an ephemeral frame of {len(data)} bytes")
+            return
+        try:
+            self._on_ephemeral(peer, data)
+        except Exception:  # a bad pointer update must not cost the ordered link
+            log.exception("ephemeral frame from %s", peer)
 
     def _write_late(self, link: _Link, writer: asyncio.StreamWriter, seq: int, data: bytes) -> None:
         if link.writer is writer and any(s == seq for s, _ in link.unacked):

@@ -24,6 +24,7 @@ def check_same_game(result: GameResult) -> None:
     reference = full[0] if full else members[0]
     for app in members:
         assert app.causality_errors == 0, app.peer
+        assert app.divergences == 0, f"{app.peer} saw a state-hash divergence"
         if not app.caught_up:
             assert app.stable_log == reference.stable_log, app.peer
         for key, accepted in app.verdicts.items():

@@ -27,18 +27,27 @@ __all__ = [
 TICK = 1 / 60
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of the window (``nerts-lan`` with no command, and ``nerts-lan practice``)."""
+def add_arguments(parser: argparse.ArgumentParser, lan: bool = True) -> None:
+    """Options of the window (``nerts-lan`` with no command, and ``nerts-lan practice`` without
+    the LAN's)."""
     parser.add_argument("--width", type=int, default=1280, help="window width (1280)")
     parser.add_argument("--height", type=int, default=800, help="window height (800)")
     parser.add_argument("--fullscreen", action="store_true", help="open full screen")
+    if not lan:
+        return
+    parser.add_argument(
+        "--interface",
+        default=None,
+        metavar="ADDRESS",
+        help="use only this IPv4 address for the LAN (mDNS and TCP)",
+    )
 
 
 def add_practice_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``nerts-lan practice``."""
     from nerts_lan.bots import LEVELS
 
-    add_arguments(parser)
+    add_arguments(parser, lan=False)
     parser.add_argument("--name", default=None, help="your name (the remembered one)")
     parser.add_argument("--opponents", type=int, default=None, help="bot teams, 0 to 7 (3)")
     parser.add_argument("--level", default=None, choices=LEVELS, help="bot level (medium)")
@@ -56,7 +65,14 @@ def run(args: argparse.Namespace) -> int:
     """Open the window on the menu (lobby and practice); the exit status."""
     import pyglet
 
-    window = make_window(args.width, args.height, fullscreen=getattr(args, "fullscreen", False))
+    from .lan_lobby import LanLobby
+
+    window = make_window(
+        args.width,
+        args.height,
+        fullscreen=getattr(args, "fullscreen", False),
+        lobby=LanLobby(getattr(args, "interface", None)),
+    )
     window.show_menu()
     return _loop(window, pyglet)
 
@@ -138,7 +154,8 @@ def _window_class() -> Any:
     from nerts_lan.practice import PracticeConfig, PracticeSession
 
     from .config import load_settings, save_settings
-    from .lobby import NoNetwork
+    from .lobby import NoNetwork, TableInfo
+    from .lobby_screen import LobbyScreen
     from .menu_screen import MenuScreen
     from .overlays import OptionsOverlay
     from .table_screen import TableScreen
@@ -179,6 +196,7 @@ def _window_class() -> Any:
         # --- screens ---
 
         def show_menu(self) -> None:
+            networked = not isinstance(self.lobby, NoNetwork)
             self._replace(
                 MenuScreen(
                     self,
@@ -188,6 +206,35 @@ def _window_class() -> Any:
                     self.lobby,
                     self.start_practice,
                     self._menu_options,
+                    on_host=self.show_host_form if networked else None,
+                    on_join=self.join_table if networked else None,
+                )
+            )
+
+        def _player_name(self) -> str:
+            if isinstance(self.current, MenuScreen):
+                return str(self.current.player())
+            return str(self.settings.player_name or "You")
+
+        def show_host_form(self) -> None:
+            self._show_lobby(host_form=True)
+
+        def join_table(self, table: TableInfo) -> None:
+            self.lobby.join(self._player_name(), table.table_id)
+            self._show_lobby(host_form=False)
+
+        def _show_lobby(self, host_form: bool) -> None:
+            player = self._player_name()
+            self._replace(
+                LobbyScreen(
+                    self,
+                    self.batch,
+                    self.settings,
+                    self.lobby,
+                    player,
+                    self.start_session,
+                    self.show_menu,
+                    host_form=host_form,
                 )
             )
 
@@ -322,6 +369,7 @@ def _window_class() -> Any:
             if self.current is not None:
                 self.current.close()
                 self.current = None
+            self.lobby.close()
             super().on_close()
 
     _WINDOW_CLASS = _NertsWindow

@@ -1,7 +1,7 @@
 """What the lobby screen needs from the network: a small interface, and a stand-in without one.
 
 The lobby lists the tables found on the LAN, lets the player host one or join one, pick a team
-and say ready. The network work plugs in by implementing ``LobbyProvider``; until then
+and say ready. The network plugs in by implementing ``LobbyProvider`` (``lan_lobby.LanLobby``);
 ``NoNetwork`` finds nothing and the lobby shows its "no tables found yet" state (practice works).
 Nothing here imports pyglet.
 """
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from nerts_lan.engine import Options
+from nerts_lan.lan import LobbyView
 from nerts_lan.session import Session
 
 __all__ = ["HostRequest", "LobbyProvider", "NoNetwork", "TableInfo"]
@@ -34,6 +35,10 @@ class TableInfo:
     ready: tuple[str, ...] = ()
     """Players who said they are ready."""
     started: bool = False
+    taken: int = 0
+    """Seats taken (when the advert says, without names)."""
+    total: int = 0
+    """Seats at the table (teams times players per team)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +68,32 @@ class LobbyProvider(Protocol):
 
     def set_ready(self, ready: bool) -> None:
         """Say the player is (not) ready; the host starts once everyone is."""
+        ...
+
+    def sit(self, team: int) -> None:
+        """Move to team ``team`` (0-based)."""
+        ...
+
+    def add_bot(self, team: int, level: str) -> None:
+        """Host only: a bot on team ``team``."""
+        ...
+
+    def start(self) -> None:
+        """Host only: start the match."""
+        ...
+
+    def lobby(self) -> LobbyView | None:
+        """The lobby of the table the player is at (None before it is known, or at none)."""
+        ...
+
+    @property
+    def active(self) -> bool:
+        """The player is at a table (or on the way to one)."""
+        ...
+
+    @property
+    def problem(self) -> str:
+        """Why the last host or join failed ("" when it did not)."""
         ...
 
     def leave(self) -> None:
@@ -95,6 +126,26 @@ class NoNetwork:
 
     def set_ready(self, ready: bool) -> None:
         pass
+
+    def sit(self, team: int) -> None:
+        pass
+
+    def add_bot(self, team: int, level: str) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+    def lobby(self) -> LobbyView | None:
+        return None
+
+    @property
+    def active(self) -> bool:
+        return False
+
+    @property
+    def problem(self) -> str:
+        return ""
 
     def leave(self) -> None:
         pass

@@ -39,7 +39,11 @@ class MenuScreen:
         lobby: LobbyProvider,
         on_practice: Callable[[PracticeConfig], None],
         on_options: Callable[[], None] | None = None,
+        on_host: Callable[[], None] | None = None,
+        on_join: Callable[[TableInfo], None] | None = None,
     ) -> None:
+        """``on_host()`` opens the host's form and ``on_join(table)`` joins ``table`` (with a
+        network); without them the buttons only say that the LAN is not available."""
         self.window = window
         self.batch = batch
         self.settings = settings
@@ -47,6 +51,8 @@ class MenuScreen:
         self.lobby = lobby
         self.on_practice = on_practice
         self.on_options = on_options
+        self.on_host = on_host
+        self.on_join = on_join
         self.target = 100
         self.group = Group(order=0)
         self.text_group = Group(order=1)
@@ -126,17 +132,19 @@ class MenuScreen:
             y -= 24
             self.text("Friends' tables show up here by themselves.", x, y, size=12, colour=TEXT_DIM)
         for table in self._tables[:8]:
-            seated = sum(len(team) for team in table.teams)
+            seated = sum(len(team) for team in table.teams) or table.taken
             kind = "partners" if table.partnership else "singles"
+            state = " · playing" if table.started else ""
             self.text(f"{table.name}  ({table.host})", x, y, size=14, bold=True)
             self.text(
-                f"{seated} seated · {table.seats} teams · {kind}",
+                f"{seated} seated · {table.seats} teams · {kind}{state}",
                 x,
                 y - 18,
                 size=12,
                 colour=TEXT_DIM,
             )
-            self.button(Rect(right.right - 110, y - 22, 90, 32), "Join", self._joiner(table))
+            caption = "Watch" if table.started else "Join"
+            self.button(Rect(right.right - 110, y - 22, 90, 32), caption, self._joiner(table))
             y -= 50
         self.button(
             Rect(x, right.y + 20, right.w - 40, 46), "Host a table", self._host, (52, 90, 130)
@@ -194,6 +202,10 @@ class MenuScreen:
 
     # --- actions -------------------------------------------------------------------------------
 
+    def player(self) -> str:
+        """The name the player typed (or "You")."""
+        return self._player()
+
     def _player(self) -> str:
         name = self.name_field.value.strip() if self.name_field is not None else ""
         return name or "You"
@@ -247,6 +259,9 @@ class MenuScreen:
 
     def _host(self) -> None:
         self._store_name()
+        if self.on_host is not None:
+            self.on_host()
+            return
         self.lobby.host(self._player(), HostRequest(f"{self._player()}'s table"))
         self._message = "Hosting LAN tables comes with the network: try Practice meanwhile"
         self.resize(self.window.width, self.window.height)
@@ -256,6 +271,9 @@ class MenuScreen:
 
     def _join(self, table: TableInfo) -> None:
         self._store_name()
+        if self.on_join is not None:
+            self.on_join(table)
+            return
         self.lobby.join(self._player(), table.table_id)
 
     # --- drawing helpers -----------------------------------------------------------------------

@@ -81,8 +81,11 @@ class TableScreen:
         self.settings = settings
         self._save_settings = save_settings
         self.on_leave = on_leave
-        self.player = session.local_players[0]
-        team = session.table.team_of(self.player)
+        local = session.local_players
+        self.read_only = not local or session.table.team_of(local[0]) is None
+        """A spectator (joined mid-match): the table is shown, every move of its own refused."""
+        self.player = local[0] if local else ""
+        team = session.table.team_of(self.player) if local else None
         self.team = team if team is not None else 0
         self.root = Group(order=0)
         self.hud_group = Group(order=200)
@@ -170,7 +173,7 @@ class TableScreen:
             if item.hit(x, y):
                 item.on_click()
                 return
-        if button != mouse.LEFT or self.view.layout is None:
+        if button != mouse.LEFT or self.view.layout is None or self.read_only:
             return
         state = self.session.view
         placement = card_at(self._placements, x, y, self.team)
@@ -203,6 +206,8 @@ class TableScreen:
         self, x: float, y: float, dx: float, dy: float, buttons: int, modifiers: int
     ) -> None:
         press = self._press
+        if self.read_only:
+            return
         self._share_cursor(x, y, press["cards"] if press else ())
         if press is None:
             return
@@ -216,7 +221,8 @@ class TableScreen:
         self.dirty = True
 
     def on_mouse_motion(self, x: float, y: float, dx: float, dy: float) -> None:
-        self._share_cursor(x, y, ())
+        if not self.read_only:
+            self._share_cursor(x, y, ())
         if self.overlay is None:
             for item in self._buttons:
                 item.set_highlight(item.hit(x, y))
@@ -268,6 +274,8 @@ class TableScreen:
         if symbol == keys.H:
             self._show_hint()
             return
+        if self.read_only:
+            return
         name = _KEY_NAMES.get(symbol)
         if name is None:
             return
@@ -296,7 +304,10 @@ class TableScreen:
             self.hint = None
             self.view.resize(self.window.width, self.window.height, event.state)
             self._after_change(animate=False)
-            self._status_text(f"Round {event.number}: go!", GOOD)
+            if self.read_only:
+                self._status_text(f"Round {event.number}: you are watching", TEXT_DIM)
+            else:
+                self._status_text(f"Round {event.number}: go!", GOOD)
             return
         if isinstance(event, ActionApplied):
             self._changed = True
@@ -345,6 +356,8 @@ class TableScreen:
     # --- actions -------------------------------------------------------------------------------
 
     def _submit(self, action: Action) -> None:
+        if self.read_only:
+            return
         self.session.submit(action)
         self.dirty = True
 
@@ -362,7 +375,7 @@ class TableScreen:
         area = layout.own_area
         if isinstance(action, (Play, SlideUnder)):
             name = action.source
-            if name.startswith("w"):
+            if name.startswith("w") and name[1:].isdigit():
                 rect = area.work[int(name[1:]) - 1]
             else:
                 rect = area.nerts if name == "nerts" else area.waste
@@ -370,6 +383,9 @@ class TableScreen:
         return area.stock.center[0], area.stock.top + 8
 
     def _show_hint(self) -> None:
+        if self.read_only:
+            self._status_text("You are watching this match", TEXT_DIM)
+            return
         hint = intents.hint_action(self.session.view, self.player)
         self.hint = hint
         if hint is None:

@@ -1,0 +1,234 @@
+"""The real window on the LAN (127.0.0.1): host or join from the lobby, ready, start, play.
+
+The window runs headless (EGL) and is driven by dispatched mouse events; the other laptops are a
+LAN session in this process or headless peers in processes of their own. Network time is real,
+so the frames are paced by the wall clock here (the window itself never sleeps).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nerts_lan.bots import Bot
+from nerts_lan.lan import LanOptions, LanSession
+from nerts_lan.replica import ActionApplied, RoundEnded
+from nerts_lan.table import TableSettings
+from tests.net_real.peers import FAST, PeerProcess
+from ui.lan_lobby import LanLobby
+
+from .conftest import Harness
+
+LOOPBACK = ["--interface", "127.0.0.1"]
+
+
+@pytest.fixture
+def lan_harness(settings_dir: Path) -> Iterator[Harness]:
+    from ui.app import make_window
+
+    clock = [100.0]
+    lobby = LanLobby("127.0.0.1", intermission=0.0)
+    window = make_window(1024, 720, clock=lambda: clock[0], lobby=lobby)
+    try:
+        yield Harness(window, clock)
+    finally:
+        current = window.current
+        if current is not None:
+            current.close()  # a table screen leaves its table
+            window.current = None
+        lobby.close()
+        window.close()
+
+
+def _run(harness: Harness, until: Callable[[], Any], timeout: float = 15.0) -> Any:
+    """Frames at about 100 a second until ``until()`` is true (its value is returned)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        harness.frame()
+        value = until()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out on {harness.window.current!r}")
+        time.sleep(0.01)
+
+
+def _button(screen: Any, caption: str) -> Any:
+    found = [b for b in screen.buttons if b.text.text == caption]
+    assert found, f"no {caption!r} button in {[b.text.text for b in screen.buttons]}"
+    return found[0]
+
+
+def _texts(screen: Any) -> list[str]:
+    return [item.text for item in screen.items if hasattr(item, "text")]
+
+
+def _screen(harness: Harness) -> str:
+    return type(harness.window.current).__name__
+
+
+def test_a_table_hosted_from_the_window_fills_readies_starts_and_shares_pointers(
+    lan_harness: Harness,
+) -> None:
+    harness = lan_harness
+    window = harness.window
+    window.show_menu()
+    harness.frame()
+    harness.click(*window.current.name_field.rect.center)
+    harness.send("on_text", "Ann")
+    harness.click(*_button(window.current, "Host a table").rect.center)
+    assert _screen(harness) == "LobbyScreen"
+    form = window.current
+    harness.click(*_button(form, "off").rect.center)  # partnership on
+    harness.click(*_button(window.current, "Open table").rect.center)
+
+    lobby = window.lobby
+    _run(harness, lambda: lobby.lobby() is not None and lobby.lobby().my_seat is not None)
+    view = lobby.lobby()
+    assert view.is_host and view.settings.partnership and view.settings.name == "Ann's table"
+    assert view.my_seat.team == 0
+    # Move to the green team (the third) from the screen.
+    sit_buttons = [b for b in window.current.buttons if b.text.text == "Sit here"]
+    assert len(sit_buttons) == 3  # every team but the player's own
+    harness.click(*sit_buttons[1].rect.center)
+    _run(harness, lambda: lobby.lobby().my_seat.team == 2)
+    start = _button(window.current, "Start")
+    assert not start.enabled
+    assert any("team Green needs two players" in t for t in _texts(window.current))
+
+    # The table shows up in the LAN's list; a second laptop joins it (it picks Ann's team, the
+    # only one with a free seat beside someone) and its bot says ready by itself.
+    listed = _run(harness, lambda: lobby.tables())
+    assert [(t.name, t.host, t.partnership) for t in listed] == [("Ann's table", "Ann", True)]
+    advert = lobby.advertised(listed[0].table_id)
+    guest = LanSession.join(
+        LanOptions("Bo", "bo-7", interface="127.0.0.1", bot="easy", bot_delay=1e6), advert
+    )
+    try:
+        _run(harness, lambda: len(lobby.lobby().seats) == 2 and len(lobby.lobby().ready) == 1)
+        assert lobby.lobby().team(2)[1].player == "Bo"
+        screen = window.current
+        assert any("Bo: ready" in t for t in _texts(screen))
+        assert any("Ann (host) — you: not ready" in t for t in _texts(screen))
+        assert not _button(screen, "Start").enabled
+        assert any("waiting for Ann to be ready" in t for t in _texts(screen))
+
+        harness.click(*_button(screen, "I'm ready").rect.center)
+        _run(harness, lambda: _button(window.current, "Start").enabled)
+        harness.click(*_button(window.current, "Start").rect.center)
+        table_screen = _run(
+            harness, lambda: window.current if _screen(harness) == "TableScreen" else None
+        )
+        session = table_screen.session
+        assert session.local_players == ("Ann",) and not table_screen.read_only
+        assert session.table.team_players == (("Ann", "Bo"),)
+
+        # Bo's pointer appears on Ann's table, as his partner's.
+        def pointer() -> bool:
+            guest.poll()
+            guest.send_cursor("Bo", 0.3, 0.6, ("2C",))
+            return "Bo" in table_screen.view._cursors
+
+        _run(harness, pointer)
+    finally:
+        guest.close()
+
+
+def test_the_window_joins_a_headless_table_plays_a_round_and_ends_with_the_same_hash(
+    lan_harness: Harness, tmp_path: Path
+) -> None:
+    harness = lan_harness
+    window = harness.window
+    common = [*LOOPBACK, *FAST, "--rounds", "1", "--timeout", "60"]
+    host = PeerProcess(
+        ["host", "--headless", "--name", "Cy", "--table", "E2E", "--players", "3", *common],
+        tmp_path / "cy",
+    )
+    peers = [host]
+    try:
+        host.wait_for("hosting")
+        peers.append(
+            PeerProcess(
+                ["join", "--headless", "--name", "Di", "--table", "E2E", *common], tmp_path / "di"
+            )
+        )
+        window.show_menu()
+        # The table appears in the menu's list by itself; join it with the Join button.
+        _run(harness, lambda: any(t.name == "E2E" for t in window.current._tables))
+        harness.click(*_button(window.current, "Join").rect.center)
+        assert _screen(harness) == "LobbyScreen"
+        lobby = window.lobby
+        _run(harness, lambda: lobby.lobby() is not None and lobby.lobby().my_seat is not None)
+        harness.click(*_button(window.current, "I'm ready").rect.center)
+        table_screen = _run(
+            harness,
+            lambda: window.current if _screen(harness) == "TableScreen" else None,
+            timeout=20,
+        )
+        session = table_screen.session
+        me = session.local_players[0]
+        assert len(session.table.team_names) == 3 and not table_screen.read_only
+
+        # The window's seat is played through session.submit by a bot of the test's own.
+        bot = Bot(me, "hard", seed="window", delay_scale=0.05)
+        next_move = [0.0]
+        ended: list[RoundEnded] = []
+        mine: list[ActionApplied] = []
+
+        def round_over() -> bool:
+            events = table_screen.last_events
+            ended.extend(e for e in events if isinstance(e, RoundEnded))
+            mine.extend(e for e in events if isinstance(e, ActionApplied) and e.local)
+            now = time.monotonic()
+            if not ended and now >= next_move[0]:
+                action = bot.decide(session.view, now)
+                if action is not None:
+                    session.submit(action)
+                next_move[0] = now + max(bot.reaction_delay(action), 0.01)
+            return bool(ended)
+
+        _run(harness, round_over, timeout=30)
+        hashes = [peer.wait_for("round_over", round=1)["state_hash"] for peer in peers]
+        assert hashes == [ended[0].digest.hex()] * 2
+        assert len(mine) >= 5  # the window's seat did play
+        for peer in peers:
+            assert peer.finish(20) == 0
+    finally:
+        for peer in peers:
+            peer.stop()
+
+
+def test_a_window_that_joins_mid_match_watches_the_table_read_only(lan_harness: Harness) -> None:
+    from pyglet.window import key
+
+    harness = lan_harness
+    window = harness.window
+    # A one-player table that starts by itself; its bot is too slow to ever move.
+    host = LanSession.host(
+        LanOptions("Eve", "eve-3", interface="127.0.0.1", bot="easy", bot_delay=1e6, players=1),
+        TableSettings("Under way"),
+    )
+    try:
+        window.show_menu()
+        _run(harness, lambda: any(t.started for t in window.current._tables))
+        harness.click(*_button(window.current, "Watch").rect.center)
+        screen = _run(
+            harness, lambda: window.current if _screen(harness) == "TableScreen" else None
+        )
+        assert screen.read_only and screen.session.local_players == ()
+        assert screen.session.table.team_players == (("Eve",),)
+        before = screen.session.view
+        stock = screen.view.layout.own_area.stock
+        harness.click(*stock.center)  # a spectator's click flips nothing
+        harness.key(key.SPACE)
+        for _ in range(20):
+            harness.frame()
+            time.sleep(0.005)
+        assert screen.session.view is before
+        assert "watching" in screen._status.text
+    finally:
+        host.close()

@@ -1,0 +1,237 @@
+"""The lobby over the LAN: tables found by mDNS, live, and a ``LanSession`` to host or join one.
+
+``LanLobby`` is the window's ``LobbyProvider``. It browses ``_nerts._tcp.local.`` in a network
+thread of its own for as long as the window is open, so tables appear and vanish in the menu as
+they are opened and closed; hosting or joining starts a ``LanSession`` (its own network thread)
+without blocking the window. While the player sits in the lobby of that table, ``lobby()`` is the
+latest ``LobbyView`` and the lobby commands (sit, ready, bot, start) go to the table; once a round
+is dealt, ``poll`` hands the session over (to the table screen, which then owns and closes it).
+Nothing here imports pyglet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from concurrent.futures import Future
+from typing import Any
+
+from nerts_lan.engine import Options
+from nerts_lan.lan import (
+    PROTOCOL,
+    SERVICE_TYPE,
+    LanOptions,
+    LanSession,
+    LobbyView,
+    make_peer_id,
+    table_from_advert,
+)
+from nerts_lan.lan import TableInfo as AdvertisedTable
+from nerts_lan.session import Session
+from nerts_lan.table import TableSettings
+from net.discovery import Advert, Discovery
+from net.runtime import NetworkThread
+
+from .lobby import HostRequest, TableInfo
+
+__all__ = ["LanLobby"]
+
+INTERMISSION = 6.0
+"""Seconds to read the scores between two rounds (this laptop's commit to the next deal waits)."""
+
+
+class LanLobby:
+    """Tables on the LAN and the player's seat at one of them (see the module's docstring)."""
+
+    def __init__(
+        self,
+        interface: str | None = None,
+        *,
+        intermission: float = INTERMISSION,
+        bot: str | None = None,
+        bot_delay: float = 1.0,
+    ) -> None:
+        """``interface``: one IPv4 address for mDNS and TCP (None: every interface). ``bot``
+        lets a bot play the player's own seat (demonstrations and tests)."""
+        self.interface = interface
+        self.intermission = intermission
+        self.bot = bot
+        self.bot_delay = bot_delay
+        self.session: LanSession | None = None
+        self._browser: NetworkThread | None = None
+        self._discovery: Future[Discovery] | None = None
+        self._adverts: dict[str, AdvertisedTable] = {}
+        """By mDNS instance name."""
+        self._tables: list[TableInfo] = []
+        self._problem = ""
+        self._closed = False
+
+    # --- the list of tables ---------------------------------------------------------------------
+
+    def tables(self) -> list[TableInfo]:
+        self._browse()
+        return list(self._tables)
+
+    def advertised(self, table_id: str) -> AdvertisedTable | None:
+        """What the advert of ``table_id`` says (address and port included)."""
+        return next((t for t in self._adverts.values() if t.table_id == table_id), None)
+
+    # --- host and join ------------------------------------------------------------------------
+
+    def host(self, player: str, request: HostRequest) -> None:
+        self.leave()
+        try:
+            settings = TableSettings(
+                request.name.strip()[:40] or f"{player}'s table",
+                request.options,
+                teams=request.seats,
+                per_team=2 if request.partnership else 1,
+            )
+        except ValueError as error:
+            self._problem = str(error)
+            return
+        self._problem = ""
+        self._start(LanSession.host(self._options(player), settings, wait=False))
+
+    def join(self, player: str, table_id: str, team: int | None = None) -> None:
+        self.leave()
+        table = self.advertised(table_id)
+        if table is None:
+            self._problem = "that table is gone"
+            return
+        self._problem = ""
+        options = self._options(player, team)
+        options.incarnation = int(time.time() * 1000)
+        self._start(LanSession.join(options, table, wait=False))
+
+    def _options(self, player: str, team: int | None = None) -> LanOptions:
+        return LanOptions(
+            name=player,
+            peer_id=make_peer_id(player),
+            interface=self.interface,
+            team=team,
+            bot=self.bot,
+            bot_delay=self.bot_delay,
+            intermission=self.intermission,
+        )
+
+    def _start(self, session: LanSession) -> None:
+        session.close_in_background = True  # leaving must never hold up the window
+        self.session = session
+
+    # --- at the table ---------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        return self.session is not None
+
+    @property
+    def problem(self) -> str:
+        return self._problem
+
+    def lobby(self) -> LobbyView | None:
+        return self.session.lobby if self.session is not None else None
+
+    def sit(self, team: int) -> None:
+        if self.session is not None:
+            self.session.sit(team)
+
+    def set_ready(self, ready: bool) -> None:
+        if self.session is not None:
+            self.session.ready(ready)
+
+    def add_bot(self, team: int, level: str) -> None:
+        if self.session is not None:
+            self.session.add_bot(team, level)
+
+    def start(self) -> None:
+        if self.session is not None:
+            self.session.start()
+
+    def leave(self) -> None:
+        session, self.session = self.session, None
+        if session is not None:
+            session.close()
+
+    def poll(self, now: float) -> Session | None:
+        """Refresh the list; the session once a round is dealt at the player's table (once)."""
+        self._browse()
+        self._refresh_tables()
+        session = self.session
+        if session is None:
+            return None
+        events = session.poll(now)
+        error = session.start_error()
+        if error is not None:
+            self._problem = f"could not reach the table: {error}"
+            self.leave()
+            return None
+        if session.dealt:
+            # The table screen takes the session over, with what happened since the last frame.
+            session.requeue(events)
+            self.session = None
+            return session
+        return None
+
+    def close(self) -> None:
+        """Leave the table and stop browsing (the window is closing)."""
+        self._closed = True
+        self.leave()
+        browser, self._browser = self._browser, None
+        if browser is None:
+            return
+        discovery = self._discovery
+        with contextlib.suppress(Exception):
+            if discovery is not None:
+                browser.run(discovery.result(5).async_close(), timeout=5)
+        browser.stop()
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _browse(self) -> None:
+        if self._browser is not None or self._closed:
+            return
+        browser = self._browser = NetworkThread("nerts-browse")
+
+        def seen(name: str, advert: Advert | None) -> None:
+            browser.post((name, advert))
+
+        async def start() -> Discovery:
+            discovery = Discovery(self.interface)
+            discovery.browse(SERVICE_TYPE, seen)
+            return discovery
+
+        self._discovery = asyncio.run_coroutine_threadsafe(start(), browser.loop)
+
+    def _refresh_tables(self) -> None:
+        browser = self._browser
+        if browser is None:
+            return
+        changes: list[Any] = browser.drain()
+        if not changes:
+            return
+        for name, advert in changes:
+            table = table_from_advert(advert) if advert is not None else None
+            if table is not None and table.version == PROTOCOL:
+                self._adverts[name] = table
+            else:
+                self._adverts.pop(name, None)
+        self._tables = sorted(
+            (_listed(t) for t in self._adverts.values()), key=lambda t: (t.name, t.table_id)
+        )
+
+
+def _listed(table: AdvertisedTable) -> TableInfo:
+    per_team = 2 if table.mode == "partnership" else 1
+    return TableInfo(
+        table_id=table.table_id,
+        name=table.name,
+        host=table.host_name,
+        options=Options(),
+        partnership=per_team == 2,
+        seats=max(table.seats_total // per_team, 1),
+        started=table.state != "lobby",
+        taken=table.seats_taken,
+        total=table.seats_total,
+    )

@@ -1,0 +1,401 @@
+"""The table's lobby: host a table (its options), then who is here, the teams, ready and Start.
+
+Two steps on one screen. ``host_form=True`` starts with the host's choices (the table's name,
+teams, partnership, flip, target) and "Open table"; after hosting or joining it shows the table
+as the ``LobbyProvider`` reports it: members, each team's seats (with a "Sit here" button for
+another team, and "+ Bot" for the host), who is ready, the player's Ready toggle and, for the
+host, Start, enabled only when the table machine says the match can start (its reason shows
+otherwise). Once a round is dealt the provider hands over the session and ``on_session`` opens
+the table; a player who joins mid-match watches it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyglet.graphics import Group
+from pyglet.window import key as keys
+
+from nerts_lan.engine import BACK_COLOURS, Options
+from nerts_lan.lan import LobbyView
+from nerts_lan.session import Session
+
+from .config import Settings
+from .layout import Rect
+from .lobby import HostRequest, LobbyProvider
+from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
+from .widgets import Button, Panel, TextField, label
+
+__all__ = ["LobbyScreen"]
+
+_TARGETS = (25, 50, 100, 150, 200)
+_BOT_LEVELS = ("easy", "medium", "hard")
+
+
+class LobbyScreen:
+    """The lobby of one LAN table (see the module's docstring)."""
+
+    def __init__(
+        self,
+        window: Any,
+        batch: Any,
+        settings: Settings,
+        lobby: LobbyProvider,
+        player: str,
+        on_session: Callable[[Session], None],
+        on_back: Callable[[], None],
+        host_form: bool = False,
+    ) -> None:
+        self.window = window
+        self.batch = batch
+        self.settings = settings
+        self.lobby = lobby
+        self.player = player
+        self.on_session = on_session
+        self.on_back = on_back
+        self.host_form = host_form
+        self.teams = 4
+        self.partnership = False
+        self.flip = settings.flip
+        self.target = 100
+        self.bot_level = "medium"
+        self.group = Group(order=0)
+        self.text_group = Group(order=1)
+        self.items: list[Any] = []
+        self.buttons: list[Button] = []
+        self.name_field: TextField | None = None
+        self._table_name = f"{player}'s table"[:40]
+        self._shown: LobbyView | None = None
+        self._shown_problem = ""
+        self._ready_sent: bool | None = None
+        self.dirty = True
+        self.resize(window.width, window.height)
+
+    # --- frame ---------------------------------------------------------------------------------
+
+    def update(self, now: float) -> bool:
+        session = self.lobby.poll(now)
+        if session is not None:
+            self.on_session(session)
+            return True
+        view = self.lobby.lobby()
+        if view is not self._shown or self.lobby.problem != self._shown_problem:
+            self.resize(self.window.width, self.window.height)
+        dirty, self.dirty = self.dirty, False
+        return dirty
+
+    def resize(self, width: int, height: int) -> None:
+        self._clear()
+        margin = 24.0
+        panel = Rect(margin, margin, width - 2 * margin, height - 2 * margin)
+        self.items.append(Panel(self.batch, self.group, panel, alpha=215))
+        self._shown = self.lobby.lobby()
+        self._shown_problem = self.lobby.problem
+        if self.host_form:
+            self._build_form(panel)
+        else:
+            self._build_table(panel, self._shown)
+        if self._shown_problem:
+            self.text(
+                self._shown_problem,
+                width / 2,
+                margin + 8,
+                size=13,
+                colour=WARN,
+                anchor_x="center",
+                anchor_y="bottom",
+            )
+        self.dirty = True
+
+    def close(self) -> None:
+        self._clear()
+
+    # --- the host's choices --------------------------------------------------------------------
+
+    def _build_form(self, panel: Rect) -> None:
+        x, y = panel.x + 28, panel.top - 44
+        self.text("Host a table", x, y, size=24, bold=True, colour=ACCENT)
+        y -= 50
+        self.text("Table name", x, y, size=15)
+        self.name_field = TextField(
+            self.batch,
+            self.group,
+            self.text_group,
+            Rect(x + 200, y - 17, min(360.0, panel.right - x - 228), 34),
+            self._table_name,
+            max_length=40,
+        )
+        rows: list[tuple[str, str, Callable[[], None]]] = [
+            ("Teams", str(self.teams), self._next_teams),
+            ("Partnership", "on (two per team)" if self.partnership else "off", self._partners),
+            ("Flip", f"{self.flip} at a time", self._toggle_flip),
+            ("Match target", str(self.target), self._next_target),
+        ]
+        for caption, value, action in rows:
+            y -= 50
+            self.text(caption, x, y, size=15)
+            self.button(Rect(x + 200, y - 17, 220, 34), value, action)
+        self.button(Rect(x, panel.y + 24, 200, 46), "Open table", self._open, (40, 120, 72))
+        self.button(Rect(x + 220, panel.y + 24, 140, 46), "Back", self._back, (70, 70, 80))
+
+    def _store_name(self) -> None:
+        if self.name_field is not None:
+            self._table_name = self.name_field.value
+
+    def _rebuild(self) -> None:
+        self._store_name()
+        self.resize(self.window.width, self.window.height)
+
+    def _next_teams(self) -> None:
+        self.teams = self.teams % 8 + 1
+        self._rebuild()
+
+    def _partners(self) -> None:
+        self.partnership = not self.partnership
+        self._rebuild()
+
+    def _toggle_flip(self) -> None:
+        self.flip = 1 if self.flip == 3 else 3
+        self._rebuild()
+
+    def _next_target(self) -> None:
+        index = _TARGETS.index(self.target) if self.target in _TARGETS else 0
+        self.target = _TARGETS[(index + 1) % len(_TARGETS)]
+        self._rebuild()
+
+    def _open(self) -> None:
+        self._store_name()
+        request = HostRequest(
+            self._table_name.strip() or f"{self.player}'s table",
+            Options(flip=self.flip, target=self.target),
+            partnership=self.partnership,
+            seats=self.teams,
+        )
+        self.lobby.host(self.player, request)
+        self.host_form = False
+        self.name_field = None
+        self.resize(self.window.width, self.window.height)
+
+    # --- the table -----------------------------------------------------------------------------
+
+    def _build_table(self, panel: Rect, view: LobbyView | None) -> None:
+        x, y = panel.x + 28, panel.top - 44
+        self.button(Rect(panel.right - 148, panel.top - 62, 120, 40), "Leave", self._back)
+        settings = view.settings if view is not None else None
+        if view is None or settings is None:
+            waiting = "Opening the table…" if self.lobby.active else "Not at a table"
+            self.text(waiting, x, y, size=22, bold=True, colour=ACCENT)
+            if not self.lobby.active:
+                self.button(Rect(x, panel.y + 24, 160, 46), "Back", self._back, (70, 70, 80))
+            return
+        self.text(settings.name, x, y, size=24, bold=True, colour=ACCENT)
+        mode = "partnership" if settings.partnership else "singles"
+        options = settings.options
+        host = view.name_of(view.host) if view.host else "?"
+        self.text(
+            f"hosted by {host} · {mode} · flip {options.flip} · to {options.target}",
+            x,
+            y - 30,
+            size=13,
+            colour=TEXT_DIM,
+        )
+        if view.phase != "lobby":
+            self.text(
+                "The match is under way: you will watch it (the table opens with the next deal)",
+                x,
+                y - 56,
+                size=14,
+                colour=WARN,
+            )
+        # Teams, left; members, right.
+        column = (panel.w - 84) * 0.62
+        y -= 80
+        row_h = min(46.0, (y - panel.y - 150) / max(settings.teams, 1))
+        mine = view.my_seat
+        in_lobby = view.phase == "lobby"
+        for team in range(settings.teams):
+            seats = view.team(team)
+            colour = team_rgb(BACK_COLOURS[team])
+            names = ", ".join(
+                s.player + (" ✓" if (s.owner in view.ready or s.owner is None) else "")
+                for s in seats
+            )
+            self.items.append(_Swatch(self.batch, self.group, x, y - row_h / 2 + 4, colour))
+            self.text(
+                BACK_COLOURS[team].capitalize(), x + 26, y - row_h / 2 + 4, size=15, bold=True
+            )
+            self.text(
+                f"{len(seats)}/{settings.per_team}  {names or '(free)'}",
+                x + 120,
+                y - row_h / 2 + 4,
+                size=14,
+            )
+            free = len(seats) < settings.per_team
+            bx = x + column - 200
+            if in_lobby and free and (mine is None or mine.team != team):
+                self.button(
+                    Rect(bx, y - row_h + 8, 100, row_h - 10), "Sit here", self._sitter(team)
+                )
+            if in_lobby and free and view.is_host:
+                self.button(
+                    Rect(bx + 108, y - row_h + 8, 92, row_h - 10),
+                    "+ Bot",
+                    self._botter(team),
+                    (52, 90, 130),
+                )
+            y -= row_h
+        mx, my = panel.x + 56 + column, panel.top - 124
+        self.text("At the table", mx, my, size=16, bold=True, colour=ACCENT)
+        for peer, name in view.members:
+            my -= 26
+            seated = next((s for s in view.seats if s.owner == peer), None)
+            state = (
+                "watching" if seated is None else ("ready" if peer in view.ready else "not ready")
+            )
+            role = " (host)" if peer == view.host else ""
+            you = " — you" if peer == view.me else ""
+            self.text(
+                f"{name}{role}{you}: {state}",
+                mx,
+                my,
+                size=14,
+                colour=GOOD if state == "ready" else TEXT_DIM,
+            )
+        # The player's buttons.
+        by = panel.y + 24
+        if in_lobby and mine is not None:
+            ready = view.me in view.ready
+            self.button(
+                Rect(x, by, 180, 46),
+                "Ready ✓" if ready else "I'm ready",
+                self._toggle_ready,
+                (40, 120, 72) if ready else (52, 70, 84),
+            )
+        if in_lobby and view.is_host:
+            problem = view.start_problem
+            start = self.button(
+                Rect(x + 200, by, 180, 46), "Start", self.lobby.start, (160, 90, 30)
+            )
+            start.set_enabled(problem is None)
+            if view.is_host:
+                self.button(
+                    Rect(x + 400, by, 150, 46),
+                    f"Bots: {self.bot_level}",
+                    self._next_bot_level,
+                )
+            self.text(
+                problem or "Everyone is ready: start when you like",
+                x,
+                by + 64,
+                size=13,
+                colour=WARN if problem else GOOD,
+            )
+        elif in_lobby:
+            self.text(
+                f"{host} starts the match once everyone is ready"
+                if mine is not None
+                else "Pick a team to play",
+                x,
+                by + 64,
+                size=13,
+                colour=TEXT_DIM,
+            )
+
+    def _sitter(self, team: int) -> Callable[[], None]:
+        return lambda: self.lobby.sit(team)
+
+    def _botter(self, team: int) -> Callable[[], None]:
+        return lambda: self.lobby.add_bot(team, self.bot_level)
+
+    def _next_bot_level(self) -> None:
+        index = _BOT_LEVELS.index(self.bot_level)
+        self.bot_level = _BOT_LEVELS[(index + 1) % len(_BOT_LEVELS)]
+        self.resize(self.window.width, self.window.height)
+
+    def _toggle_ready(self) -> None:
+        view = self.lobby.lobby()
+        if view is not None:
+            self.lobby.set_ready(view.me not in view.ready)
+
+    def _back(self) -> None:
+        self.lobby.leave()
+        self.on_back()
+
+    # --- input ---------------------------------------------------------------------------------
+
+    def on_mouse_press(self, x: float, y: float, button: int, modifiers: int) -> None:
+        self.dirty = True
+        if self.name_field is not None:
+            self.name_field.focus(self.name_field.hit(x, y))
+        for item in self.buttons:
+            if item.hit(x, y):
+                item.on_click()
+                return
+
+    def on_mouse_motion(self, x: float, y: float, dx: float, dy: float) -> None:
+        for item in self.buttons:
+            item.set_highlight(item.hit(x, y))
+        self.dirty = True
+
+    def on_text(self, text: str) -> None:
+        if self.name_field is not None and self.name_field.focused and text not in "\r\n":
+            self.name_field.type_text(text)
+            self.dirty = True
+
+    def on_key_press(self, symbol: int, modifiers: int) -> None:
+        field = self.name_field
+        self.dirty = True
+        if field is not None and field.focused:
+            if symbol == keys.BACKSPACE:
+                field.backspace()
+            elif symbol in (keys.ENTER, keys.RETURN):
+                field.focus(False)
+                self._open()
+            elif symbol == keys.ESCAPE:
+                field.focus(False)
+        elif symbol == keys.ESCAPE:
+            self._back()
+        elif symbol in (keys.ENTER, keys.RETURN) and self.host_form:
+            self._open()
+
+    # --- drawing helpers -----------------------------------------------------------------------
+
+    def text(self, value: str, x: float, y: float, **style: Any) -> Any:
+        item = label(self.batch, self.text_group, value, x, y, **style)
+        self.items.append(item)
+        return item
+
+    def button(
+        self,
+        rect: Rect,
+        caption: str,
+        on_click: Callable[[], None],
+        colour: tuple[int, int, int] = (52, 70, 84),
+    ) -> Button:
+        item = Button(self.batch, self.group, self.text_group, rect, caption, on_click, colour)
+        self.buttons.append(item)
+        return item
+
+    def _clear(self) -> None:
+        for item in self.items:
+            item.delete()
+        for item in self.buttons:
+            item.delete()
+        self.items, self.buttons = [], []
+        if self.name_field is not None:
+            self._table_name = self.name_field.value
+            self.name_field.delete()
+            self.name_field = None
+
+
+class _Swatch:
+    """A team's colour, as a small disc."""
+
+    def __init__(self, batch: Any, group: Any, x: float, y: float, colour: Any) -> None:
+        from pyglet import shapes
+
+        self.shape = shapes.Circle(x + 9, y, 9, color=(*colour, 255), batch=batch, group=group)
+
+    def delete(self) -> None:
+        self.shape.delete()

@@ -98,3 +98,32 @@ def test_causality_an_action_made_after_seeing_another_is_ordered_after_it() -> 
     )
     check_same_game(result)
     assert sum(app.local_actions for app in result.members()) > 50
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_peers_joining_one_after_another_with_pauses_play_the_same_game(seed: int) -> None:
+    """Laptops join the host's table through the join protocol, close together, and one may
+    pause (shorter or longer than the exclusion timeout): one game, no divergence."""
+    rng = random.Random(1000 + seed)
+    peers = rng.choice([3, 4, 4, 5, 6])
+    faults = []
+    if rng.random() < 0.6:
+        victim = f"p{rng.randrange(peers):02d}"
+        faults.append((rng.uniform(0.2, 0.5), "pause", victim, rng.uniform(0.2, 1.2)))
+    link = LinkModel(
+        delay_min=0.001, delay_max=rng.uniform(0.003, 0.05), loss=rng.choice([0.0, 0.05])
+    )
+    result = play_game(
+        seed,
+        peers,
+        peers % 2 == 0 and rng.random() < 0.5,
+        link=link,
+        config=FAST,
+        rounds=1,
+        until=15.0,
+        join_at=0.05,
+        faults=faults,
+    )
+    check_same_game(result)
+    assert len(result.members()) == peers  # everyone is at the table in the end
+    assert all(app.machine.round_number >= 2 for app in result.members())  # round 1 ended

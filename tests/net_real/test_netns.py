@@ -136,8 +136,14 @@ def test_a_two_by_two_partnership_game_across_four_hosts(tmp_path: Path) -> None
         peers[0].wait_for("hosting")
         for index, name in ((1, "Bo"), (2, "Cy"), (3, "Di")):
             peers.append(_join(lab, index, tmp_path, name, "Pairs"))
-        for peer in peers:
-            assert peer.finish(120) == 0, peer.stderr[-2000:]
+        try:
+            for peer in peers:
+                assert peer.finish(120) == 0, peer.stderr[-2000:]
+        except AssertionError:
+            for peer in peers:
+                peer.stop()
+                print("=====", peer.lines[:2], "\n", peer.stderr[-20000:])
+            raise
         teams = peers[0].wait_for("round_started")["teams"]
         assert sorted(len(players) for players in teams.values()) == [2, 2]
         _same_hashes(peers)

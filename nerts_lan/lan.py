@@ -503,9 +503,12 @@ class TableAgent:
         """What a headless or scripted peer does by itself in the lobby."""
         machine = self.machine
         me = self.options.peer_id
-        if machine.phase != "lobby" or machine.settings is None or me not in machine.members:
+        if machine.settings is None or me not in machine.members or self.options.spectate:
             return
-        if self.options.spectate:
+        if machine.phase in ("seeding", "revealing", "playing"):
+            self._claim_bot_seat()
+            return
+        if machine.phase != "lobby":
             return
         seated = any(seat.owner == me for seat in machine.seats)
         if not seated and not self._sat:
@@ -528,6 +531,26 @@ class TableAgent:
         ):
             self._started = True
             self.node_submit({"k": "start"})
+
+    def _claim_bot_seat(self) -> None:
+        """A headless bot peer that joined a running match takes a seat a bot plays (from the
+        next round), if there is one."""
+        machine = self.machine
+        me = self.options.peer_id
+        if self._sat or not self.options.bot or me in machine.claims:
+            return
+        if any(seat.owner == me for seat in machine.seats):
+            return
+        claimed = set(machine.claims.values())
+        for seat in machine.seats:
+            if (
+                seat.bot is not None
+                and seat.player not in claimed
+                and (seat.owner is None or seat.owner not in machine.members)
+            ):
+                self._sat = True
+                self.node_submit({"k": "sit", "team": seat.team})
+                return
 
     def _choose_team(self) -> int | None:
         machine = self.machine

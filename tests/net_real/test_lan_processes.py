@@ -146,3 +146,90 @@ def test_a_peer_killed_mid_round_is_covered_by_a_bot_and_takes_its_seat_back(
     finally:
         for peer in peers:
             peer.stop()
+
+
+def test_a_latecomer_watches_then_takes_the_seat_a_bot_plays(tmp_path: Path) -> None:
+    bot = ["--bot", "hard", "--bot-delay", "0.3"]
+    host = PeerProcess(
+        [
+            "host",
+            "--headless",
+            "--name",
+            "Ann",
+            "--table",
+            "Late table",
+            *LOOPBACK,
+            *bot,
+            "--players",
+            "3",
+            "--rounds",
+            "3",
+        ],
+        tmp_path / "a",
+    )
+    peers = [host]
+    try:
+        host.wait_for("hosting")
+        peers.append(
+            PeerProcess(
+                [
+                    "join",
+                    "--headless",
+                    "--name",
+                    "Bo",
+                    "--table",
+                    "Late table",
+                    *LOOPBACK,
+                    *bot,
+                    "--rounds",
+                    "3",
+                ],
+                tmp_path / "bo",
+            )
+        )
+        cy = PeerProcess(
+            [
+                "join",
+                "--headless",
+                "--name",
+                "Cy",
+                "--table",
+                "Late table",
+                *LOOPBACK,
+                *bot,
+                "--rounds",
+                "3",
+            ],
+            tmp_path / "cy",
+        )
+        cy_id = cy.wait_for("joined")["peer"]
+        cy.wait_for("round_started", round=1)
+        cy.kill()
+        host.wait_for("peer_gone", timeout=15, peer=cy_id)  # a bot plays Cy's seat now
+        di = PeerProcess(
+            [
+                "join",
+                "--headless",
+                "--name",
+                "Di",
+                "--table",
+                "Late table",
+                *LOOPBACK,
+                *bot,
+                "--rounds",
+                "3",
+            ],
+            tmp_path / "di",
+        )
+        peers.append(di)
+        # Di watches the round in play, then holds the seat from the next deal on.
+        later = di.wait_for("round_started", timeout=90, round=2)
+        assert "Di" in [p for players in later["teams"].values() for p in players]
+        for peer in peers:
+            assert peer.finish(120) == 0, peer.stderr[-2000:]
+        hashes = [{r["round"]: r["state_hash"] for r in p.events("round_over")} for p in peers]
+        assert hashes[0] == hashes[1]
+        assert hashes[2] and all(hashes[0][r] == h for r, h in hashes[2].items())
+    finally:
+        for peer in peers:
+            peer.stop()

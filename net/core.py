@@ -38,16 +38,28 @@ send heartbeats every `CoreConfig.heartbeat_interval`.
 
 Views. Membership changes by agreement, one epoch at a time. A peer silent for
 `exclude_timeout`, a leave notice or a join request starts a view change: each remaining member
-freezes (stops accepting frames from) the members to remove, and sends a proposal holding its
-frozen frontier of each, its clock, the additions, and the entries of removed members the
-receiver may lack. Proposals merge by union. A member decides once every remaining member sent
-the same sets; the cut of a removed member is the highest frozen frontier, so every entry any
-member holds or stabilized is kept, and the relayed entries give everyone the same set. The change
-itself sits in the log at key (T + 1, "") where T bounds every cut and every member's clock at
-the start of the change (no member stabilizes past its clock during a change). Deciders tell
-everyone (a member that missed a proposal adopts the decision). Joiners get, from each member,
-its entries after the marker, and a snapshot of the stable state at the marker from the lowest
-remaining member.
+freezes (keeps aside, unprocessed, the frames of) the members to remove, and sends a proposal
+holding its frozen frontier of each, its clock, the additions, the entries of removed members the
+receiver may lack, and its own observations (whom it has heard nothing from for
+`exclude_timeout`). Additions, leaves, violations and replaced incarnations are adopted by
+everyone; a silent member X only on grounds: X is silent to us too (`suspect_timeout`), or a
+majority of the others observe X silent, or X and a lower peer Y each observe the other silent
+while Y is not itself observed silent by a majority (a link between them is down: the lower id
+stays). So one member's bad link never removes a member the others hear; its proposal stays
+unbacked, and a member whose grounds nobody backs for `exclude_timeout` leaves (its links are the
+bad ones), as does one without a quorum. A member that loses its grounds (it hears X again)
+releases X (processing the kept frames) and, if nothing is left to change, withdraws with an
+empty proposal and stabilises nothing past the change's clock until every member acknowledged
+the withdrawal (someone may have decided with its earlier proposal: that decision then arrives
+first); a set proposed again meanwhile repeats its earlier content. A member decides once every
+remaining member sent the same sets; the cut of a removed member is the highest frozen
+frontier, so every entry any member holds or stabilized is kept, and the relayed entries give
+everyone the same set. The change itself sits in the log at key (T + 1, "") where T bounds every
+cut and every member's clock at the start of the change (no member stabilizes past its clock
+during a change). Deciders tell everyone (a member that missed a proposal adopts the decision).
+Joiners get, from each member, its entries after the marker, and a snapshot of the stable state
+at the marker from the lowest remaining member. A joiner sends nothing to a member before that
+member's decision welcomed it, and members added after it need no welcome.
 
 State hashes. The application reports the hash of its state right after stable entry N; members
 exchange them; when all members reported N the majority digest (ties: the group holding the
@@ -180,6 +192,20 @@ class OrderingCore:
         self._stable_epoch = 0
         self._epoch_index: dict[int, int] = {0: 0}
         self._vc: _ViewChange | None = None
+        # This epoch: each member's latest proposal, removals that need no confirmation (a
+        # leave, a violation, a replaced incarnation), and after a withdrawn view change the
+        # stability limit kept until every member acknowledged the withdrawal (ts sent to it).
+        self._proposals: dict[str, ViewProposal] = {}
+        self._strong: dict[str, str] = {}
+        self._settle: tuple[int, dict[str, int]] | None = None
+        # The content (clock, frozen frontiers) of each set we proposed this epoch, with the
+        # number of withdrawals before it was last sent: proposing a set again while an old
+        # proposal of it may still count somewhere must repeat it exactly, or two members could
+        # decide the same sets with different cuts.
+        self._votes: dict[object, tuple[int, int, dict[str, Removal]]] = {}
+        self._withdrawals = 0
+        # Violators count as grounds for removal from the next tick on.
+        self._violators: set[tuple[str, int]] = set()
         self._out: list[tuple[str, bytes]] = []
         self._events: list[Event] = []
         self._batch: list[LogEntry] = []
@@ -334,6 +360,8 @@ class OrderingCore:
             times.append(self._snap_deadline)
         if self._vc is not None and self._vc.no_quorum_since is not None:
             times.append(self._vc.no_quorum_since + cfg.exclude_timeout)
+        if self._vc is not None and self._vc.unbacked_since is not None:
+            times.append(self._vc.unbacked_since + cfg.exclude_timeout)
         return min(times) if times else None
 
     def outgoing(self) -> list[tuple[str, bytes]]:
@@ -395,6 +423,8 @@ class OrderingCore:
             self._poisoned.add((peer, inc))
             raise RemoteProtocolError("ts", f"timestamp {msg.ts} does not exceed {last[1]}")
         self._last_ts[peer] = (inc, msg.ts)
+        if self._hold_frozen(peer, msg):
+            return
         if self.phase is Phase.JOINING and not isinstance(msg, ViewDecision):
             # A co-joiner may talk to us before our first decision tells us the view.
             if len(self._early) < _MAX_EARLY_FRAMES:
@@ -408,6 +438,48 @@ class OrderingCore:
                     self._dispatch(early_peer, early_msg)
                 except RemoteProtocolError as exc:
                     self._violation(early_peer, exc.field, exc.reason)
+
+    def _hold_frozen(self, peer: str, msg: Message) -> bool:
+        """Keep the frames of a member we are removing, in order, in case the removal is
+        withdrawn; they also tell us it is alive. True when `msg` was kept."""
+        vc = self._vc
+        if vc is None or self.phase is not Phase.MEMBER:
+            return False
+        frozen = vc.removals.get(peer)
+        if frozen is None or frozen.incarnation != msg.incarnation:
+            return False
+        if isinstance(msg, Expulsion):
+            if msg.target == self.incarnation:
+                self._become_expelled(msg.epoch)
+            return True
+        if isinstance(msg, ViewDecision) and msg.epoch == self._epoch + 1:
+            self._release(peer)  # a decision taken without us: catch up with its sender
+            return False
+        self._last_heard[peer] = self._now
+        if isinstance(msg, ViewProposal):
+            # Its grounds may change ours (and it cannot be kept waiting behind our freeze):
+            # take them in now. A proposal changes nothing else of its sender's stream.
+            self._on_proposal(peer, msg)
+            return True
+        held = vc.held.setdefault(peer, [])
+        if len(held) >= _MAX_EARLY_FRAMES:
+            self._poisoned.add((peer, msg.incarnation))
+            return True
+        held.append(msg)
+        return True
+
+    def _release(self, peer: str) -> None:
+        """Stop removing `peer`: accept its frames again, starting with those kept."""
+        vc = self._vc
+        assert vc is not None
+        del vc.removals[peer]
+        for msg in vc.held.pop(peer, []):
+            if self.phase is not Phase.MEMBER:
+                return
+            try:
+                self._dispatch(peer, msg)
+            except RemoteProtocolError as exc:
+                self._violation(peer, exc.field, exc.reason)
 
     def _dispatch(self, peer: str, msg: Message) -> None:
         inc = msg.incarnation
@@ -442,7 +514,7 @@ class OrderingCore:
         elif isinstance(msg, StateHash):
             self._record_hash(peer, msg.index, msg.digest)
         elif isinstance(msg, LeaveNotice):
-            self._start_removal(peer, REASON_LEFT)
+            self._strong[peer] = REASON_LEFT
         elif isinstance(msg, ViewProposal):
             self._on_proposal(peer, msg)
         elif isinstance(msg, ViewDecision):
@@ -480,13 +552,7 @@ class OrderingCore:
             return
         vc.additions[peer] = inc
         if current is not None:
-            self._freeze(peer, REASON_EXCLUDED)
-        self._propose()
-
-    def _start_removal(self, peer: str, reason: str) -> None:
-        self._enter_view_change()
-        self._freeze(peer, reason)
-        self._propose()
+            self._strong[peer] = REASON_EXCLUDED  # replaced by its new incarnation
 
     def _enter_view_change(self) -> _ViewChange:
         if self._vc is None:
@@ -496,19 +562,162 @@ class OrderingCore:
     def _freeze(self, peer: str, reason: str) -> None:
         """Stop accepting frames from `peer` and propose to remove it with our frontier."""
         vc = self._enter_view_change()
-        if peer in vc.removals or peer not in self._view or peer == self.peer_id:
+        if peer not in self._view or peer == self.peer_id:
+            return
+        current = vc.removals.get(peer)
+        if current is not None:
+            if reason == REASON_LEFT and current.reason != REASON_LEFT:
+                vc.removals[peer] = Removal(current.incarnation, current.ts, reason)
             return
         inc = self._view[peer]
-        self._poisoned.add((peer, inc))
         vc.removals[peer] = Removal(inc, self._frontier.get(peer, 0), reason)
+
+    def _observations(self) -> dict[str, int]:
+        """Members we have heard nothing from for the exclusion timeout (or that broke the
+        protocol): our own grounds to remove them."""
+        timeout = self.config.exclude_timeout
+        return {
+            p: inc
+            for p, inc in self._view.items()
+            if p != self.peer_id
+            and (self._now - self._last_heard[p] >= timeout or (p, inc) in self._violators)
+        }
+
+    def _observed_by(self, peer: str, mine: Mapping[str, int]) -> Mapping[str, int]:
+        if peer == self.peer_id:
+            return mine
+        if peer in self._strong:
+            return {}  # leaving or replaced: its view of the others no longer matters
+        proposal = self._proposals.get(peer)
+        return proposal.observed if proposal is not None else {}
+
+    def _confirmed(self, target: str, mine: Mapping[str, int]) -> bool:
+        """Whether we back removing `target`, which some member observed silent: it is silent
+        to us too, or a majority of the others observe it silent, or it and a lower peer each
+        observe the other silent (a link between them is down: the lower id stays, as in the
+        quorum rule). One member's bad link alone never removes a member the others hear."""
+        if self._now - self._last_heard[target] >= self.config.suspect_timeout:
+            return True
+        if self._majority_accused(target, mine):
+            return True
+        theirs = self._observed_by(target, mine)
+        return any(
+            p < target
+            and theirs.get(p) == self._view[p]
+            and self._observed_by(p, mine).get(target) == self._view[target]
+            and not self._majority_accused(p, mine)  # then p is the one cut off
+            for p in self._view
+        )
+
+    def _majority_accused(self, target: str, mine: Mapping[str, int]) -> bool:
+        inc = self._view[target]
+        others = [p for p in self._view if p != target]
+        accusers = [p for p in others if self._observed_by(p, mine).get(target) == inc]
+        return 2 * len(accusers) > len(others)
+
+    def _reconsider(self) -> None:
+        """Bring our view change in line with our grounds: freeze the members we have reason
+        to remove, release those we no longer have reason to, withdraw a change left empty."""
+        for _ in range(8):
+            if self.phase is not Phase.MEMBER or not self._reconsider_once():
+                return
+
+    def _reconsider_once(self) -> bool:
+        vc = self._vc
+        mine = self._observations()
+        if (
+            vc is None
+            and not mine
+            and not self._strong
+            and not any(p.removals or p.observed for p in self._proposals.values())
+        ):
+            return False
+        desired: dict[str, str] = {}
+        for target, reason in self._strong.items():
+            if target in self._view and target != self.peer_id:
+                desired[target] = reason
+        for target in mine:
+            desired.setdefault(target, REASON_EXCLUDED)
+        candidates: set[str] = set()
+        for sender, proposal in self._proposals.items():
+            if sender in self._strong:
+                continue
+            candidates.update(proposal.removals)
+            candidates.update(proposal.observed)
+        for target in sorted(candidates):
+            if target in desired or target not in self._view or target == self.peer_id:
+                continue
+            if self._confirmed(target, mine):
+                desired[target] = REASON_EXCLUDED
+        if vc is None:
+            if not desired:
+                return False
+            vc = self._enter_view_change()
+        if not desired and not vc.additions:
+            self._abandon()
+            return True
+        changed = False
+        for target in sorted(vc.removals):
+            if target not in desired:
+                self._release(target)
+                changed = True
+        for target, reason in sorted(desired.items()):
+            self._freeze(target, reason)
+        unbacked = [
+            t
+            for t in mine
+            if t not in self._strong
+            and not any(
+                t in proposal.removals
+                for peer, proposal in self._proposals.items()
+                if peer in self._view and peer not in vc.removals
+            )
+        ]
+        if not unbacked:
+            vc.unbacked_since = None
+        elif vc.unbacked_since is None:
+            vc.unbacked_since = self._now
+        if self._vc is vc:
+            self._propose(mine)
+        return changed
+
+    def _abandon(self) -> None:
+        """Drop a view change that lost its grounds: tell everyone, and stabilise nothing past
+        its clock until each member acknowledged (someone may have decided it already)."""
+        vc = self._vc
+        assert vc is not None
+        for peer in sorted(vc.removals):
+            self._release(peer)
+        if self._vc is not vc:
+            return  # a kept frame carried a decision
+        self._vc = None
+        limit = vc.clock if self._settle is None else min(vc.clock, self._settle[0])
+        acks: dict[str, int] = {}
+        for dest in self._dests():
+            ts = self._tick_clock()
+            acks[dest] = ts
+            self._send(
+                dest,
+                ViewProposal(ts, self.incarnation, self._seen(), self._epoch, vc.clock, {}, {}, ()),
+            )
+        self._settle = (limit, acks)
+        self._withdrawals += 1
+
+    def _check_settled(self) -> None:
+        if self._settle is None:
+            return
+        for peer, ts in self._settle[1].items():
+            if peer in self._view and self._reports.get(peer, {}).get(self.peer_id, 0) < ts:
+                return
+        self._settle = None
+        # Everyone has our withdrawal: what we proposed before it can no longer be decided.
+        self._votes = {k: v for k, v in self._votes.items() if v[0] >= self._withdrawals}
 
     def _on_proposal(self, peer: str, msg: ViewProposal) -> None:
         if msg.epoch != self._epoch:
             return  # stale, or ahead of a decision that is on its way to us
-        mine = msg.removals.get(self.peer_id)
-        if mine is not None and mine.incarnation == self.incarnation:
-            self._become_expelled(self._epoch + 1)
-            return
+        # Only what the proposer observed itself counts as grounds (see _confirmed); adopting
+        # every removal of anyone would let one member's bad link remove a healthy member.
         _check_relayed(msg.entries, msg.removals, "propose.entries", bounded=False)
         for target, removal in msg.removals.items():
             if self._view.get(target) != removal.incarnation:
@@ -516,27 +725,33 @@ class OrderingCore:
         for target, inc in msg.additions.items():
             if self._view.get(target, -1) >= inc:
                 raise RemoteProtocolError(f"propose.additions[{target}]", "already a member")
-        vc = self._enter_view_change()
         for target, removal in sorted(msg.removals.items()):
-            self._freeze(target, removal.reason)
-        for target, inc in sorted(msg.additions.items()):
-            if vc.additions.get(target, -1) < inc:
-                vc.additions[target] = inc
-            if target in self._view:
-                self._freeze(target, REASON_EXCLUDED)
+            if removal.reason == REASON_LEFT and target != self.peer_id:
+                self._strong[target] = REASON_LEFT
+        if msg.additions:
+            vc = self._enter_view_change()
+            for target, inc in sorted(msg.additions.items()):
+                if vc.additions.get(target, -1) < inc:
+                    vc.additions[target] = inc
+                if target in self._view:
+                    self._strong[target] = REASON_EXCLUDED
         for entry in msg.entries:
             self._on_entry(entry)
-        vc.proposals[peer] = msg
-        self._propose()
+        self._proposals[peer] = msg
 
-    def _propose(self) -> None:
+    def _propose(self, observed: Mapping[str, int]) -> None:
         """Send our proposal if it changed, then decide if everyone agrees."""
         vc = self._vc
         assert vc is not None
-        signature = vc.signature()
+        signature = (vc.signature(), tuple(sorted(observed.items())))
         if signature != vc.sent:
             vc.sent = signature
-            for dest in self._dests():
+            key = vc.signature()
+            _, clock, removals = self._votes.get(key, (0, vc.clock, vc.removals))
+            vc.clock = min(vc.clock, clock)
+            vc.removals = {t: removals.get(t, r) for t, r in vc.removals.items()}
+            self._votes[key] = (self._withdrawals, vc.clock, dict(vc.removals))
+            for dest in [p for p in self._dests() if p not in vc.removals]:
                 ts = self._tick_clock()
                 proposal = ViewProposal(
                     ts,
@@ -547,6 +762,7 @@ class OrderingCore:
                     dict(vc.removals),
                     dict(vc.additions),
                     self._relay_for(dest, {p: None for p in vc.removals}),
+                    dict(observed),
                 )
                 self._send(dest, proposal)
         self._try_decide()
@@ -558,7 +774,7 @@ class OrderingCore:
         signature = vc.signature()
         proposals = []
         for peer in self._survivors():
-            proposal = vc.proposals.get(peer)
+            proposal = self._proposals.get(peer)
             if proposal is None or _signature(proposal.removals, proposal.additions) != signature:
                 return
             proposals.append(proposal)
@@ -634,8 +850,8 @@ class OrderingCore:
         marker_key: Key = (marker, "")
         # Lower bounds of what each survivor holds of each removed member (for the relay).
         held: dict[str, dict[str, int]] = {}
-        for sender, proposal in (self._vc.proposals if self._vc else {}).items():
-            held[sender] = {t: r.ts for t, r in proposal.removals.items()}
+        for sender, proposal in self._proposals.items():
+            held[sender] = {t: r.ts for t, r in proposal.removals.items() if t in removals}
         cuts = {t: r.ts for t, r in removals.items()}
         relays = {
             dest: self._relay_for(
@@ -677,15 +893,26 @@ class OrderingCore:
             for target in removals:
                 reports.pop(target, None)
         self._epoch = epoch
+        kept = self._vc.held if self._vc is not None else {}
         self._vc = None
+        self._proposals = {}
+        self._strong = {}
+        self._settle = None
+        self._votes = {}
         self._clock = max(self._clock, marker)
         provider = min(p for p in members if p not in additions)
         self._insert(_Marker(marker, epoch, removals, additions, provider))
         if retracted and not self._holding:
             self._events.append(EntriesRetracted(tuple(sorted(retracted))))
+        # Members added after our own join start from the same marker as we do: nothing is
+        # owed either way, so they need no welcome of theirs.
+        if self._welcomed is not None:
+            self._welcomed.update(additions)
         # Tell everyone: survivors may lack relayed entries, joiners need our later entries.
+        # (Not a member that has not welcomed us yet: its welcome brings it our entries, and
+        # anything sent before would make that catch-up go back in time on the link.)
         for dest in sorted(members):
-            if dest == self.peer_id:
+            if dest == self.peer_id or (self._welcomed is not None and dest not in self._welcomed):
                 continue
             if dest in additions:
                 own = tuple(
@@ -722,6 +949,15 @@ class OrderingCore:
             self._expelled_told.add((target, removal.incarnation))
         self._check_welcomed()
         self._schedule_ack()
+        # Frames kept from members we were removing but that stay: take them in, in order.
+        for peer, frames in sorted(kept.items()):
+            for frame in frames:
+                if self.phase is not Phase.MEMBER or self._view.get(peer) != frame.incarnation:
+                    break
+                try:
+                    self._dispatch(peer, frame)
+                except RemoteProtocolError as exc:
+                    self._violation(peer, exc.field, exc.reason)
 
     def _joiner_decision(self, peer: str, msg: ViewDecision) -> None:
         if msg.members.get(self.peer_id) != self.incarnation:
@@ -775,7 +1011,6 @@ class OrderingCore:
         self._check_welcomed()
         if self._vc is not None:
             self._vc.sent = None  # the newly welcomed member has not seen our proposal
-            self._propose()
 
     def _check_welcomed(self) -> None:
         if self._welcomed is not None and all(
@@ -883,7 +1118,10 @@ class OrderingCore:
     def _stabilize(self) -> None:
         if self.phase is not Phase.MEMBER or self._stable_count is None:
             return
-        limit = self._vc.clock if self._vc is not None else None
+        limits = [self._vc.clock] if self._vc is not None else []
+        if self._settle is not None:
+            limits.append(self._settle[0])
+        limit = min(limits) if limits else None
         while self._heap:
             key = self._heap[0]
             item = self._pending.get(key)
@@ -1007,9 +1245,7 @@ class OrderingCore:
             if silence >= cfg.suspect_timeout and peer not in self._suspected:
                 self._suspected.add(peer)
                 self._events.append(MemberSuspected(peer))
-            if silence >= cfg.exclude_timeout or (peer, self._view[peer]) in self._poisoned:
-                self._start_removal(peer, REASON_EXCLUDED)
-                removing = self._vc.removals if self._vc else {}
+        self._violators = {(p, inc) for p, inc in self._view.items() if (p, inc) in self._poisoned}
 
     def _send_beats(self, now: float) -> None:
         dests = self._dests()
@@ -1043,9 +1279,14 @@ class OrderingCore:
         application starts a new incarnation that joins whoever holds the quorum, once it can
         reach them, and catches up from their stable state."""
         vc = self._vc
-        if vc is None or vc.no_quorum_since is None or self.phase is not Phase.MEMBER:
+        if vc is None or self.phase is not Phase.MEMBER:
             return
-        if now - vc.no_quorum_since >= self.config.exclude_timeout:
+        timeout = self.config.exclude_timeout
+        if vc.no_quorum_since is not None and now - vc.no_quorum_since >= timeout:
+            self._become_expelled(self._epoch)
+        elif vc.unbacked_since is not None and now - vc.unbacked_since >= timeout:
+            # Nobody else backs our grounds to remove a member that they hear: our own links
+            # are the bad ones, so we are the one to leave (and rejoin through the others).
             self._become_expelled(self._epoch)
 
     def _become_expelled(self, epoch: int) -> None:
@@ -1060,12 +1301,13 @@ class OrderingCore:
         self._events.append(ProtocolViolated(peer, field, reason))
 
     def _dests(self) -> list[str]:
-        removing = self._vc.removals if self._vc else {}
+        """Members we send to. Members we are removing still get our frames: should the
+        removal be withdrawn, they must not have missed any."""
         welcomed = self._welcomed
         return [
             p
             for p in sorted(self._view)
-            if p != self.peer_id and p not in removing and (welcomed is None or p in welcomed)
+            if p != self.peer_id and (welcomed is None or p in welcomed)
         ]
 
     def _survivors(self) -> list[str]:
@@ -1123,12 +1365,19 @@ class OrderingCore:
     def _after_input(self) -> None:
         if self.phase is not Phase.MEMBER:
             return
+        self._reconsider()
+        if not self._is_member():
+            return  # expelled by a kept frame
+        self._check_settled()
         self._stabilize()
         self._flush_batch()
         self._serve_snapshot_requests()
         self._try_install()
         if self.config.ack_delay <= 0 and self._ack_due is not None:
             self._send_beats(self._now)
+
+    def _is_member(self) -> bool:
+        return self.phase is Phase.MEMBER
 
     def _end(self) -> list[Event]:
         self._flush_batch()
@@ -1163,9 +1412,10 @@ class _ViewChange:
     clock: int
     removals: dict[str, Removal] = field(default_factory=dict)
     additions: dict[str, int] = field(default_factory=dict)
-    proposals: dict[str, ViewProposal] = field(default_factory=dict)
+    held: dict[str, list[Message]] = field(default_factory=dict)
     sent: object = None
     no_quorum_since: float | None = None
+    unbacked_since: float | None = None
 
     def signature(self) -> object:
         return _signature(self.removals, self.additions)

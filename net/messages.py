@@ -12,7 +12,7 @@ checked, and any failure raises `RemoteProtocolError` naming the field.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
 import msgpack
@@ -124,7 +124,10 @@ class ViewProposal(Message):
 
     `removals` holds the sender's own frozen frontier of each member to remove, `clock` its
     Lamport clock when it entered this view change, `entries` entries of removed members that the
-    receiver may lack.
+    receiver may lack. `observed` holds the members (peer id -> incarnation) the sender itself
+    has heard nothing from for the exclusion timeout: its own observations, as opposed to the
+    removals it adopted. A proposal with no removals and no additions withdraws the sender's
+    earlier proposal of this epoch.
     """
 
     epoch: int
@@ -132,6 +135,7 @@ class ViewProposal(Message):
     removals: Mapping[str, Removal]
     additions: Mapping[str, int]
     entries: tuple[LogEntry, ...]
+    observed: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -204,6 +208,7 @@ def encode_message(message: Message) -> bytes:
         obj["removals"] = _encode_removals(message.removals)
         obj["additions"] = dict(sorted(message.additions.items()))
         obj["entries"] = [[e.ts, e.peer, e.payload] for e in message.entries]
+        obj["observed"] = dict(sorted(message.observed.items()))
     elif isinstance(message, ViewDecision):
         obj["epoch"] = message.epoch
         obj["marker"] = message.marker
@@ -304,7 +309,7 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
     "hash": frozenset({"index", "digest"}),
     "join": frozenset(),
     "leave": frozenset(),
-    "propose": frozenset({"epoch", "clock", "removals", "additions", "entries"}),
+    "propose": frozenset({"epoch", "clock", "removals", "additions", "entries", "observed"}),
     "decide": frozenset({"epoch", "marker", "members", "removals", "additions", "entries"}),
     "snapreq": frozenset({"min_index", "anchor_epoch"}),
     "snapshot": frozenset({"index", "epoch", "anchor", "state"}),
@@ -367,6 +372,7 @@ def _parse(obj: object, limits: Limits) -> Message:
             _removals(f["removals"], "propose.removals", limits),
             _peer_ints(f["additions"], "propose.additions", limits),
             _entries(f["entries"], "propose.entries", limits),
+            _peer_ints(f["observed"], "propose.observed", limits),
         )
     if kind == "decide":
         members = _peer_ints(f["members"], "decide.members", limits)

@@ -2,8 +2,9 @@
 
 Links behave like TCP: one-way delay with jitter, losses that only delay a frame (retransmission)
 and FIFO order on each link, while different links reorder freely. Peers can pause (stop
-processing, then resume with their backlog), die (state lost; frames in flight from them are cut
-at a random point) and come back as a new incarnation that joins again.
+processing, then resume with their backlog), be cut off (`partition` into groups, or `cut_link`
+for one link, one way or both, each healing at its own time), die (state lost; frames in flight
+from them are cut at a random point) and come back as a new incarnation that joins again.
 
 The application plugs in per peer through `SimApp` (``on_start`` and ``on_events``); a
 `SimNode` lets it submit payloads and read its core. `HashChainApp` is a small game-agnostic
@@ -145,6 +146,7 @@ class SimNetwork:
         self._last_arrival: dict[tuple[str, str], float] = {}
         self._cuts: dict[tuple[str, int, str], float] = {}
         self._partitions: list[tuple[float, float, list[frozenset[str]]]] = []
+        self._link_cuts: list[tuple[float, float, str, str]] = []
         self._dispatching: set[str] = set()
         self._backlog: dict[str, list[Event]] = {}
         founders = sorted(set(peer_ids))
@@ -197,6 +199,26 @@ class SimNetwork:
         a transport that resends after a reconnect) holds them until the network heals. Peers
         in no group are cut off from everyone."""
         self._partitions.append((self.now, self.now + duration, [frozenset(g) for g in groups]))
+
+    def cut_link(self, a: str, b: str, duration: float, *, directed: bool = False) -> None:
+        """From now for ``duration`` seconds, frames from `a` to `b` (and from `b` to `a` unless
+        `directed`) wait until the link heals, as TCP holds them; other links are untouched.
+        Several cuts of one peer's links with different durations model links that come back
+        one by one (TCP retransmission backoff differs per connection)."""
+        end = self.now + duration
+        self._link_cuts.append((self.now, end, a, b))
+        if not directed:
+            self._link_cuts.append((self.now, end, b, a))
+
+    def isolate(self, peer: str, duration: float) -> None:
+        """Cut every link of `peer`, both ways, for `duration` seconds."""
+        for other in sorted(self.nodes):
+            if other != peer:
+                self.cut_link(peer, other, duration)
+
+    def link_cut(self, src: str, dest: str) -> bool:
+        """True while frames from `src` to `dest` are held back (a cut or a partition)."""
+        return self._held_until(src, dest) > self.now
 
     def kill(self, peer: str) -> None:
         """Kill `peer`: its state is lost, frames in flight from it are cut at random."""
@@ -278,14 +300,30 @@ class SimNetwork:
         delay = self.rng.uniform(link.delay_min, link.delay_max)
         if link.loss and self.rng.random() < link.loss:
             delay += link.retransmit_delay
-        for start, end, groups in self._partitions:
-            if start <= self.now < end and not any(src.peer_id in g and dest in g for g in groups):
-                delay = max(delay, end - self.now + delay)
+        held = self._held_until(src.peer_id, dest)
+        if held > self.now:
+            delay = held - self.now + delay
         key = (src.peer_id, dest)
         arrival = max(self.now + delay, self._last_arrival.get(key, 0.0))
         self._last_arrival[key] = arrival
         src_id, src_gen, dest_gen = src.peer_id, src.generation, target.generation
         self.call_at(arrival, lambda: self._arrive(src_id, src_gen, dest, dest_gen, data))
+
+    def _held_until(self, src: str, dest: str) -> float:
+        """When frames sent now from `src` to `dest` may leave (now if the link is up).
+
+        Overlapping or back-to-back cuts chain: a frame held by one waits for the next too."""
+        held = self.now
+        changed = True
+        while changed:
+            changed = False
+            for start, end, groups in self._partitions:
+                if start <= held < end and not any(src in g and dest in g for g in groups):
+                    held, changed = end, True
+            for start, end, a, b in self._link_cuts:
+                if a == src and b == dest and start <= held < end:
+                    held, changed = end, True
+        return held
 
     def _arrive(self, src: str, src_gen: int, dest: str, dest_gen: int, data: bytes) -> None:
         cut = self._cuts.get((src, src_gen, dest))

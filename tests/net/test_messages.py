@@ -41,7 +41,9 @@ EXAMPLES: list[Message] = [
     StateHash(12, 1, SEEN, 40, b"\x01" * 32),
     JoinRequest(1, 3, {}),
     LeaveNotice(13, 0, SEEN),
-    ViewProposal(14, 0, SEEN, 2, 12, {"carol": Removal(0, 5, "excluded")}, {"dave": 1}, ENTRIES),
+    ViewProposal(
+        14, 0, SEEN, 2, 12, {"carol": Removal(0, 5, "excluded")}, {"dave": 1}, ENTRIES, {"erin": 0}
+    ),
     ViewDecision(
         15,
         0,
@@ -126,18 +128,39 @@ MALFORMED: list[tuple[str, bytes, str]] = [
                 removals={"bob": [0, 3, "bored"]},
                 additions={},
                 entries=[],
+                observed={},
             )
         ),
         "propose.removals[bob].reason",
     ),
     (
         "bad entry",
-        pack(frame("propose", epoch=0, clock=1, removals={}, additions={}, entries=[[1, "b"]])),
+        pack(
+            frame(
+                "propose",
+                epoch=0,
+                clock=1,
+                removals={},
+                additions={},
+                entries=[[1, "b"]],
+                observed={},
+            )
+        ),
         "propose.entries[0]",
     ),
     (
         "entry with empty peer",
-        pack(frame("propose", epoch=0, clock=1, removals={}, additions={}, entries=[[1, "", 0]])),
+        pack(
+            frame(
+                "propose",
+                epoch=0,
+                clock=1,
+                removals={},
+                additions={},
+                entries=[[1, "", 0]],
+                observed={},
+            )
+        ),
         "propose.entries[0].peer",
     ),
     (

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+from dataclasses import dataclass, field
+
 import pytest
 
-from net.core import CoreConfig
+from net.core import CoreConfig, Phase
+from net.events import Expelled, MemberExcluded, ProtocolViolated
 from net.simnet import HashChainApp, LinkModel, SimNetwork
 
 from .scenarios import Scenario, app, check_agreement
@@ -54,3 +58,173 @@ def test_only_a_quorum_goes_on_and_the_rest_catch_up(seed: int, groups: list[set
     sim.run_until(6.0 + 3.0)
     check_agreement(sim, _scenario(peers, seed))
     assert len(sim.members()) == peers  # the cut-off side rejoined
+
+
+# --- partial partitions: single links cut, one way or both, healing at different times ------
+
+REAL = CoreConfig()  # the timers of the real game: suspect after 1 s, exclude after 3 s
+
+
+def _trio(seed: int, config: CoreConfig = REAL, stop_at: float = 14.0) -> SimNetwork:
+    return SimNetwork(
+        ["ann", "bo", "cy"],
+        seed=seed,
+        core_config=config,
+        link=LinkModel(delay_min=0.001, delay_max=0.004),
+        app_factory=HashChainApp.factory(
+            rate=8.0, stop_at=stop_at, hash_every=8, record_events=True
+        ),
+    )
+
+
+def _expelled(sim: SimNetwork, peer: str) -> list[Expelled]:
+    return [e for e in app(sim, peer).events_seen if isinstance(e, Expelled)]
+
+
+def _excluded(sim: SimNetwork, peer: str) -> list[str]:
+    return [e.peer for e in app(sim, peer).events_seen if isinstance(e, MemberExcluded)]
+
+
+def _all_back(sim: SimNetwork, sc: Scenario) -> None:
+    for node in sim.alive_nodes():
+        assert node.core.phase is Phase.MEMBER, (node.peer_id, node.core.phase, sc.describe())
+    assert len(sim.members()) == len(sim.nodes), sc.describe()
+    check_agreement(sim, sc)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_peer_whose_links_heal_one_by_one_cannot_get_the_healthy_host_excluded(
+    seed: int,
+) -> None:
+    """The field bug: Cy's cable is cut for 1.5 s; its link to Bo comes back first, the one from
+    Ann much later (TCP backoff), so Cy's exclusion timer fires for Ann alone. Bo hears Ann fine
+    and must not help Cy remove her."""
+    sim = _trio(seed)
+    sim.run_until(1.0)
+    sim.cut_link("cy", "bo", 1.5)
+    sim.cut_link("cy", "ann", 1.6, directed=True)  # Ann hears Cy again after 1.6 s
+    sim.cut_link("ann", "cy", 4.5, directed=True)  # Cy hears Ann only after 4.5 s
+    sim.run_until(14.0 + 4.0)
+    assert _expelled(sim, "ann") == []
+    assert sim.nodes["ann"].core.incarnation == 0
+    for peer in ("bo", "cy"):
+        assert "ann" not in _excluded(sim, peer)
+    _all_back(sim, Scenario(seed, 3, LinkModel(), 8.0, 14.0, 4.0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("directed", [True, False], ids=["one-way", "both-ways"])
+def test_a_lasting_bad_link_removes_the_peer_behind_it_not_the_host(
+    seed: int, directed: bool
+) -> None:
+    """Only the Ann-Cy link is down, long enough for exclusion: one of the two must go, and it
+    is not the host (lowest id) whom everyone else hears fine."""
+    sim = _trio(seed, stop_at=16.0)
+    sim.run_until(1.0)
+    sim.cut_link("ann", "cy", 9.0, directed=directed)
+    sim.run_until(16.0 + 5.0)
+    assert _expelled(sim, "ann") == []
+    assert sim.nodes["ann"].core.incarnation == 0
+    assert "ann" not in _excluded(sim, "bo")
+    _all_back(sim, Scenario(seed, 3, LinkModel(), 8.0, 16.0, 5.0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_join_request_during_another_view_change_completes(seed: int) -> None:
+    """Ann is expelled (paused too long) and asks to come back while the others are in the
+    middle of removing a dead member, and while her link to one of them is still cut."""
+    sim = SimNetwork(
+        ["ann", "bo", "cy", "dee"],
+        seed=seed,
+        core_config=CONFIG,
+        link=LinkModel(delay_min=0.001, delay_max=0.004),
+        app_factory=HashChainApp.factory(rate=8.0, stop_at=8.0, hash_every=8, record_events=True),
+    )
+    timeout = CONFIG.exclude_timeout
+    sim.run_until(1.0)
+    sim.pause("ann", 3.6 * timeout)  # resumes at 1 + 3.6 t, is told it was expelled, rejoins
+    sim.call_at(1.0 + 2.6 * timeout, lambda: sim.kill("dee"))  # excluded at about 1 + 3.6 t
+    sim.call_at(1.0 + 3.4 * timeout, lambda: sim.cut_link("bo", "cy", 0.5 * timeout))
+    sim.call_at(1.0 + 3.5 * timeout, lambda: sim.cut_link("ann", "cy", 0.6 * timeout))
+    sim.call_at(6.0, lambda: sim.restart("dee"))
+    sim.run_until(8.0 + 4.0)
+    assert sim.nodes["ann"].core.incarnation == 1
+    _all_back(sim, Scenario(seed, 4, LinkModel(), 8.0, 8.0, 4.0))
+
+
+def _random_cuts(sim: SimNetwork, rng: random.Random, peers: list[str], end: float) -> set[str]:
+    """Schedule 1 to 4 random link cuts, one way or both, that all heal before `end`; each
+    touches one of a minority of victims (sometimes every link of one, healing one by one).
+    Return the peers at either end of a cut link.
+
+    The victims are never the lowest id: when only the link between two peers fails, the
+    lower id stays (as in the quorum rule), and a victim that keeps winning those duels could
+    shrink the group to two, where either side of a later cut goes on alone, by design."""
+    victims = rng.sample(peers[1:], 1 if len(peers) < 5 else 2)
+    touched = set(victims)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.uniform(0.5, end * 0.6)
+        duration = min(rng.uniform(0.1, 4.0) * CONFIG.exclude_timeout, end - at)
+        victim = rng.choice(victims)
+        others = [p for p in peers if p != victim]
+        chosen = others if rng.random() < 0.3 else [rng.choice(others)]
+        for other in chosen:
+            touched.add(other)
+            d = duration * rng.uniform(0.3, 1.0) if len(chosen) > 1 else duration
+            src, dest = (victim, other) if rng.random() < 0.5 else (other, victim)
+            one_way = rng.random() < 0.5
+            sim.call_at(at, lambda s=src, t=dest, d=d, w=one_way: sim.cut_link(s, t, d, directed=w))
+    return touched
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_after_partial_partitions_heal_everyone_is_a_member_with_one_log(seed: int) -> None:
+    rng = random.Random(seed)
+    peers = rng.choice([3, 3, 4, 5])
+    names = [f"p{i}" for i in range(peers)]
+    stop_at = 6.0
+    sim = SimNetwork(
+        names,
+        seed=seed,
+        core_config=CONFIG,
+        link=LinkModel(delay_min=0.001, delay_max=rng.choice([0.004, 0.02])),
+        app_factory=HashChainApp.factory(
+            rate=rng.uniform(2, 15), stop_at=stop_at, hash_every=8, record_events=True
+        ),
+    )
+    touched = _random_cuts(sim, rng, names, stop_at)
+    settle = 5.0
+    sim.run_until(stop_at + settle)
+    sc = _CutScenario(seed, peers, LinkModel(), 0.0, stop_at, settle, touched=sorted(touched))
+    _all_back(sim, sc)
+    for peer in set(names) - touched:  # a peer none of whose links failed always stays
+        assert _expelled(sim, peer) == [], sc.describe()
+
+
+@dataclass
+class _CutScenario(Scenario):
+    touched: list[str] = field(default_factory=list)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_joiner_welcomed_late_by_one_member_completes_its_join(seed: int) -> None:
+    """Cy's welcome to the joiner X is held up by a slow link while a second joiner Y is
+    added: X must not send Cy anything before Cy's welcome (its catch-up would go back in time
+    on that link, a protocol violation), and must take Y's frames without a welcome from Y."""
+    sim = SimNetwork(
+        ["ann", "bo", "cy"],
+        seed=seed,
+        core_config=CONFIG,
+        link=LinkModel(delay_min=0.001, delay_max=0.004),
+        app_factory=HashChainApp.factory(rate=8.0, stop_at=5.0, hash_every=8, record_events=True),
+    )
+    sim.run_until(1.0)
+    sim.cut_link("cy", "x", 0.7 * CONFIG.exclude_timeout, directed=True)
+    sim.restart("x")
+    sim.call_at(1.2, lambda: sim.restart("y"))
+    sim.run_until(5.0 + 3.0)
+    for peer in sim.nodes:
+        violations = [e for e in app(sim, peer).events_seen if isinstance(e, ProtocolViolated)]
+        assert violations == [], (peer, violations)
+        assert sim.nodes[peer].core.incarnation == 0, peer
+    _all_back(sim, Scenario(seed, 5, LinkModel(), 8.0, 5.0, 3.0))

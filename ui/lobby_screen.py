@@ -25,7 +25,7 @@ from .config import Settings
 from .layout import Rect
 from .lobby import HostRequest, LobbyProvider
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
-from .widgets import Button, Panel, TextField, label
+from .widgets import Button, FormInput, Panel, TextField, label
 
 __all__ = ["LobbyScreen"]
 
@@ -33,7 +33,7 @@ _TARGETS = (25, 50, 100, 150, 200)
 _BOT_LEVELS = ("easy", "medium", "hard")
 
 
-class LobbyScreen:
+class LobbyScreen(FormInput):
     """The lobby of one LAN table (see the module's docstring)."""
 
     def __init__(
@@ -323,25 +323,6 @@ class LobbyScreen:
         self.on_back()
 
     # --- input ---------------------------------------------------------------------------------
-
-    def on_mouse_press(self, x: float, y: float, button: int, modifiers: int) -> None:
-        self.dirty = True
-        if self.name_field is not None:
-            self.name_field.focus(self.name_field.hit(x, y))
-        for item in self.buttons:
-            if item.hit(x, y):
-                item.on_click()
-                return
-
-    def on_mouse_motion(self, x: float, y: float, dx: float, dy: float) -> None:
-        for item in self.buttons:
-            item.set_highlight(item.hit(x, y))
-        self.dirty = True
-
-    def on_text(self, text: str) -> None:
-        if self.name_field is not None and self.name_field.focused and text not in "\r\n":
-            self.name_field.type_text(text)
-            self.dirty = True
 
     def on_key_press(self, symbol: int, modifiers: int) -> None:
         field = self.name_field

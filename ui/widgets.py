@@ -10,7 +10,7 @@ from pyglet import shapes, text
 from .layout import Rect
 from .theme import ACCENT, FONT, PANEL, TEXT, lighter
 
-__all__ = ["Button", "Panel", "TextField", "label"]
+__all__ = ["Button", "FormInput", "Panel", "TextField", "label"]
 
 
 def label(
@@ -203,3 +203,31 @@ def _rounded(*args: Any, **kwargs: Any) -> Any:
     """A rounded rectangle with enough corner segments at any size (pyglet divides by them)."""
     kwargs.setdefault("segments", 6)
     return shapes.RoundedRectangle(*args, **kwargs)
+
+
+class FormInput:
+    """Mouse and text input shared by the screens made of buttons and one text field: a press
+    focuses the field or clicks a button, motion highlights buttons, text goes to the field."""
+
+    name_field: TextField | None
+    buttons: list[Button]
+    dirty: bool
+
+    def on_mouse_press(self, x: float, y: float, button: int, modifiers: int) -> None:
+        self.dirty = True
+        if self.name_field is not None:
+            self.name_field.focus(self.name_field.hit(x, y))
+        for item in self.buttons:
+            if item.hit(x, y):
+                item.on_click()
+                return
+
+    def on_mouse_motion(self, x: float, y: float, dx: float, dy: float) -> None:
+        for item in self.buttons:
+            item.set_highlight(item.hit(x, y))
+        self.dirty = True
+
+    def on_text(self, text: str) -> None:
+        if self.name_field is not None and self.name_field.focused and text not in "\r\n":
+            self.name_field.type_text(text)
+            self.dirty = True

@@ -449,6 +449,27 @@ def _options_problem(options: Options) -> str | None:
     return None
 
 
+def _pile_refs(action: Play | SlideUnder) -> tuple[tuple[int, int], tuple[int, int]] | Rejection:
+    """The (kind, index) of a card move's source and target, or why one names no pile."""
+    source = _pile_ref(action.source)
+    if source is None:
+        return Rejection(f"there is no pile {action.source}")
+    target = _pile_ref(action.target)
+    if target is None:
+        return Rejection(f"there is no pile {action.target}")
+    return source, target
+
+
+def _not_on_top(tableau: Tableau, kind: int, card: int) -> Rejection | None:
+    """Why ``card`` cannot leave the nerts pile or the waste (``kind``), or None."""
+    if kind == _NERTS:
+        if not tableau.nerts or tableau.nerts[-1] != card:
+            return Rejection(f"{DECK[card]} is not on top of the nerts pile")
+    elif not tableau.waste or tableau.waste[-1] != card:
+        return Rejection(f"{DECK[card]} is not on top of the waste")
+    return None
+
+
 # A card played (a play or a slide under, by any team) ends the player's team's stuck
 # declaration and resets the count of fruitless rotations: the States built below leave
 # ``rotations`` at its default of 0 on purpose, and build the team's Tableau with stuck=False.
@@ -456,22 +477,16 @@ def _options_problem(options: Options) -> str | None:
 
 def _play(state: State, team: int, action: Play) -> State | Rejection:
     card = action.card
-    source = _pile_ref(action.source)
-    target = _pile_ref(action.target)
-    if source is None:
-        return Rejection(f"there is no pile {action.source}")
-    if target is None:
-        return Rejection(f"there is no pile {action.target}")
+    refs = _pile_refs(action)
+    if isinstance(refs, Rejection):
+        return refs
+    (kind, index), target = refs
     tableau = state.teams[team]
-    kind, index = source
-    if kind == _NERTS:
-        if not tableau.nerts or tableau.nerts[-1] != card:
-            return Rejection(f"{card} is not on top of the nerts pile")
+    if kind in (_NERTS, _WASTE):
+        problem = _not_on_top(tableau, kind, card)
+        if problem is not None:
+            return problem
         moving: tuple[int, ...] = (card,)
-    elif kind == _WASTE:
-        if not tableau.waste or tableau.waste[-1] != card:
-            return Rejection(f"{card} is not on top of the waste")
-        moving = (card,)
     elif kind == _WORK:
         if index >= len(tableau.work):
             return Rejection(f"there is no pile {action.source}")
@@ -558,22 +573,16 @@ def _play(state: State, team: int, action: Play) -> State | Rejection:
 
 def _slide_under(state: State, team: int, action: SlideUnder) -> State | Rejection:
     card = action.card
-    source = _pile_ref(action.source)
-    target = _pile_ref(action.target)
-    if source is None:
-        return Rejection(f"there is no pile {action.source}")
-    if target is None:
-        return Rejection(f"there is no pile {action.target}")
+    refs = _pile_refs(action)
+    if isinstance(refs, Rejection):
+        return refs
+    (kind, _), target = refs
     tableau = state.teams[team]
-    kind = source[0]
-    if kind == _NERTS:
-        if not tableau.nerts or tableau.nerts[-1] != card:
-            return Rejection(f"{card} is not on top of the nerts pile")
-    elif kind == _WASTE:
-        if not tableau.waste or tableau.waste[-1] != card:
-            return Rejection(f"{card} is not on top of the waste")
-    else:
+    if kind not in (_NERTS, _WASTE):
         return Rejection("only the nerts or waste top card can slide under")
+    problem = _not_on_top(tableau, kind, card)
+    if problem is not None:
+        return problem
     target_kind, target_index = target
     if target_kind != _WORK:
         return Rejection("a card slides only under a work pile")

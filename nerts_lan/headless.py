@@ -29,6 +29,7 @@ from typing import Any
 from .bots import LEVELS
 from .engine import Options
 from .lan import LanOptions, LanSession, MemberSuspectedEvent, TableInfo, make_peer_id
+from .matchlog import data_folder, read_match_log, replay_match_log
 from .replica import RoundEnded
 from .session import MatchEnded, PeerBack, PeerLost, RoundStarted
 from .table import EntryIgnored, TableSettings
@@ -206,6 +207,59 @@ def run_join(args: argparse.Namespace) -> int:
     return _play(session, args)
 
 
+def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a match log (from the logs folder of the data folder)")
+    parser.add_argument(
+        "--headless",
+        action="store_true",
+        help="print the rounds and scores as JSON lines (no window)",
+    )
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """Replay a match log: its rounds and scores; a damaged log keeps what came before."""
+    if not args.headless:
+        return _usage("replay", "replaying in the window is not built yet: use --headless")
+    from .actions import MalformedError
+
+    try:
+        records, problem = read_match_log(Path(args.file))
+    except OSError as error:
+        return _usage("replay", f"cannot read {args.file}: {error.strerror or error}")
+    try:
+        rounds, ended = replay_match_log(records)
+    except (MalformedError, KeyError, TypeError, ValueError, IndexError) as error:
+        rounds, ended = [], None
+        problem = problem or f"the log does not hold together: {error}"
+    for played in rounds:
+        _emit(
+            {
+                "event": "round_over",
+                "round": played.number,
+                "scores": played.scores,
+                "state_hash": played.state_hash,
+                "ending": played.ending,
+                "caller": played.caller,
+            }
+        )
+    if ended is not None:
+        _emit(
+            {
+                "event": "match_over",
+                "totals": ended.match.totals,
+                "winner": ended.match.winner,
+                "differences": ended.match.differences(),
+            }
+        )
+    if problem is not None:
+        sys.stderr.write(
+            f"nerts-lan replay: error: {problem}; the {len(records)} records "
+            "before it were replayed\n"
+        )
+        return 1
+    return 0
+
+
 def run_tables(args: argparse.Namespace) -> int:
     if not 0 < args.wait <= 60:
         return _usage("tables", "--wait must be from 0 to 60 seconds")
@@ -310,7 +364,12 @@ def _play(session: LanSession, args: argparse.Namespace) -> int:
             if not joined_reported and agent.joined:
                 joined_reported = True
                 _emit(
-                    {"event": "joined", "peer": agent.options.peer_id, "name": agent.options.name}
+                    {
+                        "event": "joined",
+                        "peer": agent.options.peer_id,
+                        "name": agent.options.name,
+                        "log": str(agent.log_path) if agent.log_path else None,
+                    }
                 )
             finished = False
             for event in session.poll():
@@ -392,19 +451,13 @@ def _lan_options(args: argparse.Namespace, name: str) -> LanOptions:
         team=None if args.team is None else args.team - 1,
         bot=args.bot,
         bot_delay=args.bot_delay,
+        log_folder=str(data_folder() / "logs"),
     )
 
 
 def _persistent_peer_id(name: str) -> str:
     """The same peer id for the same name on this machine, so a restart takes its seat back."""
-    folder = (
-        Path(
-            os.environ.get("NERTS_LAN_DATA")
-            or os.environ.get("XDG_DATA_HOME")
-            or Path.home() / ".local" / "share"
-        )
-        / "nerts-lan"
-    )
+    folder = data_folder()
     slug = make_peer_id(name, "x")[:-2]
     path = folder / f"peer-id-{slug}"
     try:

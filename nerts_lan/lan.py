@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -61,6 +62,7 @@ from .actions import MAX_NAME_LENGTH, Action, MalformedError
 from .bots import Bot
 from .cards import Card, CardError
 from .engine import State, Table
+from .matchlog import MatchLogWriter
 from .replica import ActionRejected
 from .scoring import Match
 from .session import CursorMoved, RoundStarted, SessionEvent
@@ -202,6 +204,8 @@ class LanOptions:
     """Seconds between the end of a round and this peer's commit to the next deal (time to read
     the scores in a window; the deal waits for every member's commit)."""
     core: CoreConfig = field(default_factory=CoreConfig)
+    log_folder: str | None = None
+    """Where the match log is appended (None: no log)."""
 
 
 def make_peer_id(name: str, suffix: str | None = None) -> str:
@@ -258,6 +262,8 @@ class TableAgent:
         self._suspected: set[str] = set()
         self._tasks: set[asyncio.Future[None]] = set()
         self._trace = _Trace.from_environment()
+        self._log: MatchLogWriter | None = None
+        self.log_path: Path | None = None
 
     # --- start and stop (coroutines run in the network loop) ------------------------------------
 
@@ -265,6 +271,7 @@ class TableAgent:
         """Open a new table on this machine and advertise it."""
         self._hosting = True
         self.table_id = secrets.token_hex(4)
+        self._open_log()
         core = OrderingCore(
             self.options.peer_id, [self.options.peer_id], time.monotonic(), self.options.core
         )
@@ -277,6 +284,7 @@ class TableAgent:
     async def async_join(self, table: TableInfo) -> None:
         """Join the table ``table`` (found over mDNS, or given by address)."""
         self.table_id = table.table_id
+        self._open_log()
         core = OrderingCore.joining(
             self.options.peer_id,
             [table.host_peer],
@@ -305,6 +313,8 @@ class TableAgent:
             await self.discovery.async_close()
         if self._trace is not None:
             self._trace.close()
+        if self._log is not None:
+            self._log.close()
 
     def node_submit(self, payload: dict[str, Any]) -> None:
         """Order a payload, if this peer may submit now."""
@@ -368,6 +378,8 @@ class TableAgent:
             elif isinstance(event, EntriesStabilized):
                 for offset, entry in enumerate(event.entries):
                     machine.stable_entry(entry.key, entry.payload)
+                    if self._log is not None:
+                        self._log.entry(entry.ts, entry.peer, entry.payload)
                     if self._trace is not None and _is_action(entry.payload):
                         self._trace.record("stable", entry.key)
                     index = event.first_index + offset
@@ -382,9 +394,13 @@ class TableAgent:
                     machine.member_returned(event.peer)
                 else:
                     machine.member_joined(event.peer)
+                if self._log is not None:
+                    self._log.member("returned" if owns_seat else "joined", event.peer)
                 self._suspected.discard(event.peer)
             elif isinstance(event, (MemberLeft, MemberExcluded)):
                 machine.member_gone(event.peer)
+                if self._log is not None:
+                    self._log.member("gone", event.peer)
             elif isinstance(event, MemberSuspected):
                 self._suspected.add(event.peer)
                 self.network.post(
@@ -411,6 +427,8 @@ class TableAgent:
                 )
                 self._spawn(self._rejoin())
             self._pump_machine()
+        if self._log is not None:
+            self._log.flush()  # what is stable survives a crash of this process
         if not self.joined and self.node is not None and self.node.core.ready:
             self._after_join()
 
@@ -437,6 +455,20 @@ class TableAgent:
         self.advert = None
         self._publish()
 
+    def _open_log(self) -> None:
+        """Append this table's stable log to the data folder (one file per table and peer; a
+        restarted peer appends, after a snapshot record)."""
+        if self.options.log_folder is None:
+            return
+        self.log_path = (
+            Path(self.options.log_folder) / f"{self.table_id}-{self.options.peer_id}.nlog"
+        )
+        try:
+            self._log = MatchLogWriter(self.log_path)
+        except OSError as error:
+            log.warning("cannot write the match log %s: %s", self.log_path, error)
+            self._log, self.log_path = None, None
+
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
@@ -449,6 +481,8 @@ class TableAgent:
             log.error("bad snapshot: %s", error)
             return
         self._stable_count = event.stable_index
+        if self._log is not None:
+            self._log.snapshot(event.stable_index, event.snapshot)
         for entry in event.tentative:
             self.machine.tentative_entry(entry.key, entry.payload)
         if self.machine.replica is not None:

@@ -28,6 +28,7 @@ from nerts_lan.lan import (
     table_from_advert,
 )
 from nerts_lan.lan import TableInfo as AdvertisedTable
+from nerts_lan.matchlog import data_folder
 from nerts_lan.session import Session
 from nerts_lan.table import TableSettings
 from net.discovery import Advert, Discovery
@@ -114,6 +115,7 @@ class LanLobby:
             bot=self.bot,
             bot_delay=self.bot_delay,
             intermission=self.intermission,
+            log_folder=str(data_folder() / "logs"),
         )
 
     def _start(self, session: LanSession) -> None:

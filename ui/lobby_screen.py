@@ -25,7 +25,7 @@ from .config import Settings
 from .layout import Rect
 from .lobby import HostRequest, LobbyProvider
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
-from .widgets import Button, FormInput, Panel, TextField, label
+from .widgets import Button, FormScreen, Panel, TextField
 
 __all__ = ["LobbyScreen"]
 
@@ -33,7 +33,7 @@ _TARGETS = (25, 50, 100, 150, 200)
 _BOT_LEVELS = ("easy", "medium", "hard")
 
 
-class LobbyScreen(FormInput):
+class LobbyScreen(FormScreen):
     """The lobby of one LAN table (see the module's docstring)."""
 
     def __init__(
@@ -342,28 +342,8 @@ class LobbyScreen(FormInput):
 
     # --- drawing helpers -----------------------------------------------------------------------
 
-    def text(self, value: str, x: float, y: float, **style: Any) -> Any:
-        item = label(self.batch, self.text_group, value, x, y, **style)
-        self.items.append(item)
-        return item
-
-    def button(
-        self,
-        rect: Rect,
-        caption: str,
-        on_click: Callable[[], None],
-        colour: tuple[int, int, int] = (52, 70, 84),
-    ) -> Button:
-        item = Button(self.batch, self.group, self.text_group, rect, caption, on_click, colour)
-        self.buttons.append(item)
-        return item
-
     def _clear(self) -> None:
-        for item in self.items:
-            item.delete()
-        for item in self.buttons:
-            item.delete()
-        self.items, self.buttons = [], []
+        self._clear_widgets()
         if self.name_field is not None:
             self._table_name = self.name_field.value
             self.name_field.delete()

@@ -20,14 +20,14 @@ from .config import Settings
 from .layout import Rect
 from .lobby import HostRequest, LobbyProvider, TableInfo
 from .theme import ACCENT, TEXT_DIM, WARN
-from .widgets import Button, FormInput, Panel, TextField, label
+from .widgets import Button, FormScreen, Panel, TextField
 
 __all__ = ["MenuScreen"]
 
 _TARGETS = (50, 100, 150, 200)
 
 
-class MenuScreen(FormInput):
+class MenuScreen(FormScreen):
     """Name, practice options and the LAN lobby; ``on_practice(config)`` starts a game."""
 
     def __init__(
@@ -259,28 +259,8 @@ class MenuScreen(FormInput):
 
     # --- drawing helpers -----------------------------------------------------------------------
 
-    def text(self, value: str, x: float, y: float, **style: Any) -> Any:
-        item = label(self.batch, self.text_group, value, x, y, **style)
-        self.items.append(item)
-        return item
-
-    def button(
-        self,
-        rect: Rect,
-        caption: str,
-        on_click: Callable[[], None],
-        colour: tuple[int, int, int] = (52, 70, 84),
-    ) -> Button:
-        item = Button(self.batch, self.group, self.text_group, rect, caption, on_click, colour)
-        self.buttons.append(item)
-        return item
-
     def _clear(self) -> None:
-        for item in self.items:
-            item.delete()
-        for item in self.buttons:
-            item.delete()
-        self.items, self.buttons = [], []
+        self._clear_widgets()
         if self.name_field is not None:
             self.name_field.delete()
             self.name_field = None

@@ -10,7 +10,7 @@ from pyglet import shapes, text
 from .layout import Rect
 from .theme import ACCENT, FONT, PANEL, TEXT, lighter
 
-__all__ = ["Button", "FormInput", "Panel", "TextField", "label"]
+__all__ = ["Button", "FormScreen", "Panel", "TextField", "label"]
 
 
 def label(
@@ -205,13 +205,41 @@ def _rounded(*args: Any, **kwargs: Any) -> Any:
     return shapes.RoundedRectangle(*args, **kwargs)
 
 
-class FormInput:
-    """Mouse and text input shared by the screens made of buttons and one text field: a press
-    focuses the field or clicks a button, motion highlights buttons, text goes to the field."""
+class FormScreen:
+    """What the screens made of labels, buttons and one text field share: making and clearing
+    their widgets, and their input (a press focuses the field or clicks a button, motion
+    highlights buttons, text goes to the field)."""
 
+    batch: Any
+    group: Any
+    text_group: Any
+    items: list[Any]
     name_field: TextField | None
     buttons: list[Button]
     dirty: bool
+
+    def text(self, value: str, x: float, y: float, **style: Any) -> Any:
+        item = label(self.batch, self.text_group, value, x, y, **style)
+        self.items.append(item)
+        return item
+
+    def button(
+        self,
+        rect: Rect,
+        caption: str,
+        on_click: Callable[[], None],
+        colour: tuple[int, int, int] = (52, 70, 84),
+    ) -> Button:
+        item = Button(self.batch, self.group, self.text_group, rect, caption, on_click, colour)
+        self.buttons.append(item)
+        return item
+
+    def _clear_widgets(self) -> None:
+        for item in self.items:
+            item.delete()
+        for item in self.buttons:
+            item.delete()
+        self.items, self.buttons = [], []
 
     def on_mouse_press(self, x: float, y: float, button: int, modifiers: int) -> None:
         self.dirty = True

@@ -9,50 +9,20 @@ connection, so nothing of the game is lost either way).
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 
 import pytest
 
-from net.transport import MAX_EPHEMERAL, Hello, Mesh
+from net.transport import MAX_EPHEMERAL
+
+from .meshkit import RecordingMesh, until
 
 
-class Peer:
-    def __init__(self, peer: str, incarnation: int = 0, explode: bool = False) -> None:
-        self.frames: list[tuple[str, bytes]] = []
-        self.ephemeral: list[tuple[str, bytes]] = []
-        self.connected: list[tuple[str, bool]] = []
-        self.problems: list[tuple[str, str]] = []
-        self.explode = explode
-        self.mesh = Mesh(
-            Hello(1, "t1", peer, peer.upper(), incarnation),
-            on_frame=lambda p, d: self.frames.append((p, d)),
-            on_connected=lambda h, r: self.connected.append((h.peer, r)),
-            on_problem=lambda w, r: self.problems.append((w, r)),
-            on_ephemeral=self._ephemeral,
-            max_frame=4096,
-        )
-
-    def _ephemeral(self, peer: str, data: bytes) -> None:
-        if self.explode and data == b"boom":
-            raise ValueError("a handler bug")
-        self.ephemeral.append((peer, data))
-
-
-async def _until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.002)
-
-
-async def _pair(explode: bool = False) -> tuple[Peer, Peer, int]:
-    a, b = Peer("a"), Peer("b", explode=explode)
+async def _pair(explode: bool = False) -> tuple[RecordingMesh, RecordingMesh, int]:
+    a, b = RecordingMesh("a"), RecordingMesh("b", explode=explode)
     port_b = await b.mesh.async_listen("127.0.0.1")
     await a.mesh.async_listen("127.0.0.1")
     a.mesh.connect("b", "127.0.0.1", port_b)
-    await _until(lambda: a.mesh.connected() == {"b"} and b.mesh.connected() == {"a"})
+    await until(lambda: a.mesh.connected() == {"b"} and b.mesh.connected() == {"a"})
     return a, b, port_b
 
 
@@ -63,10 +33,10 @@ def test_ephemeral_frames_arrive_while_the_link_is_up_and_take_no_place_in_the_o
             a.mesh.send("b", b"ordered 1")
             assert a.mesh.send_ephemeral("b", b"pointer 1")
             a.mesh.send("b", b"ordered 2")
-            await _until(lambda: len(b.frames) == 2 and len(b.ephemeral) == 1)
+            await until(lambda: len(b.frames) == 2 and len(b.ephemeral) == 1)
             assert b.ephemeral == [("a", b"pointer 1")]
             assert [d for _, d in b.frames] == [b"ordered 1", b"ordered 2"]
-            await _until(lambda: a.mesh.queued("b") == 0)  # nothing kept for a resend
+            await until(lambda: a.mesh.queued("b") == 0)  # nothing kept for a resend
             assert not a.mesh.send_ephemeral("nobody", b"x")
             with pytest.raises(ValueError):
                 a.mesh.send_ephemeral("b", b"x" * (MAX_EPHEMERAL + 1))
@@ -79,21 +49,21 @@ def test_ephemeral_frames_arrive_while_the_link_is_up_and_take_no_place_in_the_o
 
 def test_ephemeral_frames_are_dropped_while_the_link_is_down_and_never_resent() -> None:
     async def scenario() -> None:
-        a = Peer("a")
+        a = RecordingMesh("a")
         port_a = await a.mesh.async_listen("127.0.0.1")
-        first = Peer("b", incarnation=1)
+        first = RecordingMesh("b", incarnation=1)
         first.mesh.connect("a", "127.0.0.1", port_a)
-        await _until(lambda: a.mesh.connected() == {"b"})
+        await until(lambda: a.mesh.connected() == {"b"})
         await first.mesh.async_close()
-        await _until(lambda: a.mesh.connected() == set())
+        await until(lambda: a.mesh.connected() == set())
         assert not a.mesh.send_ephemeral("b", b"lost pointer")
         a.mesh.send("b", b"kept for later")
-        second = Peer("b", incarnation=2)
+        second = RecordingMesh("b", incarnation=2)
         second.mesh.connect("a", "127.0.0.1", port_a)
         try:
-            await _until(lambda: ("a", b"kept for later") in second.frames)
+            await until(lambda: ("a", b"kept for later") in second.frames)
             assert a.mesh.send_ephemeral("b", b"fresh pointer")
-            await _until(lambda: bool(second.ephemeral))
+            await until(lambda: bool(second.ephemeral))
             assert second.ephemeral == [("a", b"fresh pointer")]
         finally:
             await a.mesh.async_close()
@@ -115,7 +85,7 @@ def test_hostile_ephemeral_frames_are_dropped_or_cost_one_connection_never_an_or
             # The application's handler raises: dropped, link kept.
             a.mesh.send_ephemeral("b", b"boom")
             a.mesh.send("b", b"after the junk")
-            await _until(lambda: ("a", b"after the junk") in b.frames)
+            await until(lambda: ("a", b"after the junk") in b.frames)
             assert b.ephemeral == []
             assert any("dropped an ephemeral frame of 513 bytes" in r for _, r in b.problems)
             assert b.connected == [("a", False)]  # still the first connection
@@ -124,12 +94,12 @@ def test_hostile_ephemeral_frames_are_dropped_or_cost_one_connection_never_an_or
             a.mesh._write(link.writer, [5, "not bytes"])
             for i in range(20):
                 a.mesh.send("b", b"m%d" % i)
-            await _until(lambda: len(b.frames) == 21)
+            await until(lambda: len(b.frames) == 21)
             assert [d for _, d in b.frames[1:]] == [b"m%d" % i for i in range(20)]
             assert any("malformed frame from a" in r for _, r in b.problems)
-            await _until(lambda: len(b.connected) >= 2)
+            await until(lambda: len(b.connected) >= 2)
             assert a.mesh.send_ephemeral("b", b"pointer again")
-            await _until(lambda: b.ephemeral == [("a", b"pointer again")])
+            await until(lambda: b.ephemeral == [("a", b"pointer again")])
         finally:
             await a.mesh.async_close()
             await b.mesh.async_close()

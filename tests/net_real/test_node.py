@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from net.core import CoreConfig, OrderingCore
 from net.events import (
@@ -17,6 +18,14 @@ from net.events import (
 )
 from net.node import Node
 from net.transport import Hello
+
+from .meshkit import until
+
+
+def until_slow(condition: Callable[[], bool]) -> Coroutine[Any, Any, None]:
+    """Group formation and exclusion take a few seconds: wait longer than for a link."""
+    return until(condition, timeout=10.0)
+
 
 CONFIG = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.8)
 
@@ -41,14 +50,6 @@ class Peer:
                 self.stable = [(ts, peer, payload) for ts, peer, payload in event.snapshot]
 
 
-async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.005)
-
-
 def test_a_group_forms_over_tcp_agrees_and_survives_a_dead_member() -> None:
     async def scenario() -> None:
         now = time.monotonic()
@@ -60,7 +61,7 @@ def test_a_group_forms_over_tcp_agrees_and_survives_a_dead_member() -> None:
             guest.node.contact("a", "127.0.0.1", port)
         peers = [host, *guests]
         try:
-            await _until(
+            await until_slow(
                 lambda: all(len(p.node.core.members) == 3 and p.node.core.ready for p in peers)
             )
             assert sum(isinstance(e, MemberJoined) for e in host.events) == 2
@@ -68,16 +69,16 @@ def test_a_group_forms_over_tcp_agrees_and_survives_a_dead_member() -> None:
                 for peer in peers:
                     peer.node.submit({"n": round_, "from": peer.node.core.peer_id})
                 await asyncio.sleep(0.002)
-            await _until(lambda: all(len(p.stable) == 60 for p in peers))
+            await until_slow(lambda: all(len(p.stable) == 60 for p in peers))
             assert host.stable == guests[0].stable == guests[1].stable
             # c's laptop dies: the others exclude it after the timeout and go on.
             await guests[1].node.async_close()
-            await _until(
+            await until_slow(
                 lambda: all(any(isinstance(e, MemberExcluded) for e in p.events) for p in peers[:2])
             )
             host.node.submit("after")
             guests[0].node.submit("after too")
-            await _until(lambda: len(host.stable) == 62 and len(guests[0].stable) == 62)
+            await until_slow(lambda: len(host.stable) == 62 and len(guests[0].stable) == 62)
             assert host.stable == guests[0].stable
         finally:
             for peer in peers:

@@ -4,41 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import struct
-import time
-from collections.abc import Callable
 
-from net.transport import Hello, Mesh
-
-
-class Node:
-    """A mesh with its received frames and notifications recorded."""
-
-    def __init__(
-        self, peer: str, incarnation: int = 0, protocol: int = 1, table: str = "t1"
-    ) -> None:
-        self.frames: list[tuple[str, bytes]] = []
-        self.connected: list[tuple[str, bool]] = []
-        self.problems: list[tuple[str, str]] = []
-        self.mesh = Mesh(
-            Hello(protocol, table, peer, peer.upper(), incarnation),
-            on_frame=lambda p, d: self.frames.append((p, d)),
-            on_connected=lambda h, r: self.connected.append((h.peer, r)),
-            on_problem=lambda w, r: self.problems.append((w, r)),
-            max_frame=4096,
-        )
-
-
-async def _until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.002)
+from .meshkit import RecordingMesh, until
 
 
 def test_frames_arrive_once_and_in_order_across_a_dropped_connection() -> None:
     async def scenario() -> None:
-        a, b = Node("a"), Node("b")
+        a, b = RecordingMesh("a"), RecordingMesh("b")
         port_b = await b.mesh.async_listen("127.0.0.1")
         await a.mesh.async_listen("127.0.0.1")
         a.mesh.connect("b", "127.0.0.1", port_b)
@@ -46,14 +18,14 @@ def test_frames_arrive_once_and_in_order_across_a_dropped_connection() -> None:
             for i in range(200):
                 a.mesh.send("b", f"m{i}".encode())
                 if i == 100:
-                    await _until(lambda: len(b.frames) > 50)
+                    await until(lambda: len(b.frames) > 50)
                     # Cut the TCP connection under the mesh's feet, as a Wi-Fi drop would.
                     link = a.mesh._links["b"]
                     assert link.writer is not None
                     link.writer.transport.abort()
-            await _until(lambda: len(b.frames) == 200)
+            await until(lambda: len(b.frames) == 200)
             assert [d for _, d in b.frames] == [f"m{i}".encode() for i in range(200)]
-            await _until(lambda: a.mesh.queued("b") == 0)
+            await until(lambda: a.mesh.queued("b") == 0)
             assert len(b.connected) >= 2  # it did reconnect
             assert all(not restarted for _, restarted in b.connected)
         finally:
@@ -65,7 +37,7 @@ def test_frames_arrive_once_and_in_order_across_a_dropped_connection() -> None:
 
 def test_simultaneous_dials_leave_one_connection_and_both_directions_work() -> None:
     async def scenario() -> None:
-        a, b = Node("a"), Node("b")
+        a, b = RecordingMesh("a"), RecordingMesh("b")
         port_a = await a.mesh.async_listen("127.0.0.1")
         port_b = await b.mesh.async_listen("127.0.0.1")
         a.mesh.connect("b", "127.0.0.1", port_b)
@@ -74,7 +46,7 @@ def test_simultaneous_dials_leave_one_connection_and_both_directions_work() -> N
             for i in range(50):
                 a.mesh.send("b", b"to b %d" % i)
                 b.mesh.send("a", b"to a %d" % i)
-            await _until(lambda: len(a.frames) == 50 and len(b.frames) == 50)
+            await until(lambda: len(a.frames) == 50 and len(b.frames) == 50)
             assert [d for _, d in a.frames] == [b"to a %d" % i for i in range(50)]
             assert [d for _, d in b.frames] == [b"to b %d" % i for i in range(50)]
         finally:
@@ -86,11 +58,11 @@ def test_simultaneous_dials_leave_one_connection_and_both_directions_work() -> N
 
 def test_a_mismatched_version_is_refused_with_a_readable_message() -> None:
     async def scenario() -> None:
-        a, b = Node("a", protocol=1), Node("b", protocol=2)
+        a, b = RecordingMesh("a", protocol=1), RecordingMesh("b", protocol=2)
         port_b = await b.mesh.async_listen("127.0.0.1")
         a.mesh.connect("b", "127.0.0.1", port_b)
         try:
-            await _until(lambda: bool(a.problems) and bool(b.problems))
+            await until(lambda: bool(a.problems) and bool(b.problems))
             assert "update nerts-lan on every laptop" in a.problems[0][1]
             assert "protocol version 1 does not match ours (2)" in b.problems[0][1]
             assert not a.connected and not b.connected
@@ -103,19 +75,19 @@ def test_a_mismatched_version_is_refused_with_a_readable_message() -> None:
 
 def test_a_restarted_peer_is_reported_as_a_new_incarnation() -> None:
     async def scenario() -> None:
-        a = Node("a")
+        a = RecordingMesh("a")
         port_a = await a.mesh.async_listen("127.0.0.1")
-        first = Node("b", incarnation=1)
+        first = RecordingMesh("b", incarnation=1)
         first.mesh.connect("a", "127.0.0.1", port_a)
-        await _until(lambda: a.connected == [("b", False)])
+        await until(lambda: a.connected == [("b", False)])
         await first.mesh.async_close()
-        second = Node("b", incarnation=2)
+        second = RecordingMesh("b", incarnation=2)
         second.mesh.connect("a", "127.0.0.1", port_a)
         try:
-            await _until(lambda: len(a.connected) == 2)
+            await until(lambda: len(a.connected) == 2)
             assert a.connected[1] == ("b", True)
             a.mesh.send("b", b"welcome back")
-            await _until(lambda: second.frames == [("a", b"welcome back")])
+            await until(lambda: second.frames == [("a", b"welcome back")])
         finally:
             await a.mesh.async_close()
             await second.mesh.async_close()
@@ -125,11 +97,11 @@ def test_a_restarted_peer_is_reported_as_a_new_incarnation() -> None:
 
 def test_hostile_bytes_close_that_connection_only() -> None:
     async def scenario() -> None:
-        a, b = Node("a"), Node("b")
+        a, b = RecordingMesh("a"), RecordingMesh("b")
         port_a = await a.mesh.async_listen("127.0.0.1")
         b.mesh.connect("a", "127.0.0.1", port_a)
         try:
-            await _until(lambda: ("b", False) in a.connected)
+            await until(lambda: ("b", False) in a.connected)
             attacks = [
                 struct.pack(">I", 1 << 30),  # oversized frame
                 struct.pack(">I", 3) + b"\xc1\xc1\xc1",  # not msgpack
@@ -140,14 +112,14 @@ def test_hostile_bytes_close_that_connection_only() -> None:
                 _, writer = await asyncio.open_connection("127.0.0.1", port_a)
                 writer.write(attack)
                 await writer.drain()
-                await _until(lambda n=count: len(a.problems) >= n)  # type: ignore[misc]
+                await until(lambda n=count: len(a.problems) >= n)  # type: ignore[misc]
                 writer.close()
-            await _until(lambda: len(a.problems) >= len(attacks))
+            await until(lambda: len(a.problems) >= len(attacks))
             reasons = " | ".join(reason for _, reason in a.problems)
             assert "over the 4096 byte limit" in reasons
             assert "undecodable frame" in reasons and "malformed hello" in reasons
             b.mesh.send("a", b"still here")
-            await _until(lambda: ("b", b"still here") in a.frames)
+            await until(lambda: ("b", b"still here") in a.frames)
         finally:
             await a.mesh.async_close()
             await b.mesh.async_close()
@@ -157,18 +129,18 @@ def test_hostile_bytes_close_that_connection_only() -> None:
 
 def test_a_newcomer_who_knows_one_member_is_linked_to_all() -> None:
     async def scenario() -> None:
-        nodes = [Node(name) for name in ("a", "b", "c", "d")]
+        nodes = [RecordingMesh(name) for name in ("a", "b", "c", "d")]
         ports = [await n.mesh.async_listen("127.0.0.1") for n in nodes]
         try:
             # b, c and d each know only a (the host, found over mDNS in the game).
             for node in nodes[1:]:
                 node.mesh.connect("a", "127.0.0.1", ports[0])
             everyone = {"a", "b", "c", "d"}
-            await _until(
+            await until(
                 lambda: all(n.mesh.connected() == everyone - {n.mesh.me.peer} for n in nodes)
             )
             nodes[3].mesh.send("b", b"hello b")
-            await _until(lambda: ("d", b"hello b") in nodes[1].frames)
+            await until(lambda: ("d", b"hello b") in nodes[1].frames)
         finally:
             for node in nodes:
                 await node.mesh.async_close()
@@ -178,20 +150,20 @@ def test_a_newcomer_who_knows_one_member_is_linked_to_all() -> None:
 
 def test_frames_queued_while_a_peer_was_down_reach_its_new_incarnation() -> None:
     async def scenario() -> None:
-        a = Node("a")
+        a = RecordingMesh("a")
         port_a = await a.mesh.async_listen("127.0.0.1")
-        first = Node("b", incarnation=1)
+        first = RecordingMesh("b", incarnation=1)
         first.mesh.connect("a", "127.0.0.1", port_a)
-        await _until(lambda: a.connected == [("b", False)])
+        await until(lambda: a.connected == [("b", False)])
         await first.mesh.async_close()
-        await _until(lambda: a.mesh.connected() == set())
+        await until(lambda: a.mesh.connected() == set())
         a.mesh.send("b", b"welcome to the group")  # queued while nobody is there
-        second = Node("b", incarnation=2)
+        second = RecordingMesh("b", incarnation=2)
         second.mesh.connect("a", "127.0.0.1", port_a)
         try:
-            await _until(lambda: ("a", b"welcome to the group") in second.frames)
+            await until(lambda: ("a", b"welcome to the group") in second.frames)
             a.mesh.send("b", b"and more")
-            await _until(lambda: len(second.frames) == 2)
+            await until(lambda: len(second.frames) == 2)
             assert [d for _, d in second.frames] == [b"welcome to the group", b"and more"]
         finally:
             await a.mesh.async_close()

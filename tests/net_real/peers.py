@@ -114,3 +114,18 @@ class PeerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(10)
+
+
+def headless(command: str, name: str, table: str, *options: str) -> list[str]:
+    """The arguments of ``nerts-lan host|join --headless`` on 127.0.0.1."""
+    return [
+        command,
+        "--headless",
+        "--name",
+        name,
+        "--table",
+        table,
+        "--interface",
+        "127.0.0.1",
+        *options,
+    ]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .peers import FAST, PeerProcess
+from .peers import FAST, PeerProcess, headless
 
-LOOPBACK = ["--interface", "127.0.0.1"]
+SLOW = ["--bot", "hard", "--bot-delay", "0.3"]
 
 
 def _round_hashes(peer: PeerProcess) -> dict[int, str]:
@@ -15,41 +15,14 @@ def _round_hashes(peer: PeerProcess) -> dict[int, str]:
 
 def test_a_three_peer_match_by_bots_ends_with_the_same_hash_everywhere(tmp_path: Path) -> None:
     host = PeerProcess(
-        [
-            "host",
-            "--headless",
-            "--name",
-            "Ann",
-            "--table",
-            "Match table",
-            *LOOPBACK,
-            *FAST,
-            "--players",
-            "3",
-            "--target",
-            "25",
-        ],
+        headless("host", "Ann", "Match table", *FAST, "--players", "3", "--target", "25"),
         tmp_path / "a",
     )
     peers = [host]
     try:
         host.wait_for("hosting")
         for name in ("Bo", "Cy"):
-            peers.append(
-                PeerProcess(
-                    [
-                        "join",
-                        "--headless",
-                        "--name",
-                        name,
-                        "--table",
-                        "Match table",
-                        *LOOPBACK,
-                        *FAST,
-                    ],
-                    tmp_path / name,
-                )
-            )
+            peers.append(PeerProcess(headless("join", name, "Match table", *FAST), tmp_path / name))
         for peer in peers:
             assert peer.finish(90) == 0, peer.stderr[-2000:]
         matches = [peer.wait_for("match_over") for peer in peers]
@@ -68,61 +41,16 @@ def test_a_peer_killed_mid_round_is_covered_by_a_bot_and_takes_its_seat_back(
     tmp_path: Path,
 ) -> None:
     host = PeerProcess(
-        [
-            "host",
-            "--headless",
-            "--name",
-            "Ann",
-            "--table",
-            "Crash table",
-            *LOOPBACK,
-            "--bot",
-            "hard",
-            "--bot-delay",
-            "0.3",
-            "--players",
-            "3",
-            "--rounds",
-            "2",
-        ],
+        headless("host", "Ann", "Crash table", *SLOW, "--players", "3", "--rounds", "2"),
         tmp_path / "a",
     )
     peers = [host]
     try:
         host.wait_for("hosting")
         bo = PeerProcess(
-            [
-                "join",
-                "--headless",
-                "--name",
-                "Bo",
-                "--table",
-                "Crash table",
-                *LOOPBACK,
-                "--bot",
-                "hard",
-                "--bot-delay",
-                "0.3",
-                "--rounds",
-                "2",
-            ],
-            tmp_path / "bo",
+            headless("join", "Bo", "Crash table", *SLOW, "--rounds", "2"), tmp_path / "bo"
         )
-        cy_args = [
-            "join",
-            "--headless",
-            "--name",
-            "Cy",
-            "--table",
-            "Crash table",
-            *LOOPBACK,
-            "--bot",
-            "hard",
-            "--bot-delay",
-            "0.3",
-            "--rounds",
-            "2",
-        ]
+        cy_args = headless("join", "Cy", "Crash table", *SLOW, "--rounds", "2")
         cy = PeerProcess(cy_args, tmp_path / "cy")
         peers += [bo, cy]
         cy.wait_for("round_started", round=1)
@@ -149,22 +77,8 @@ def test_a_peer_killed_mid_round_is_covered_by_a_bot_and_takes_its_seat_back(
 
 
 def test_a_latecomer_watches_then_takes_the_seat_a_bot_plays(tmp_path: Path) -> None:
-    bot = ["--bot", "hard", "--bot-delay", "0.3"]
     host = PeerProcess(
-        [
-            "host",
-            "--headless",
-            "--name",
-            "Ann",
-            "--table",
-            "Late table",
-            *LOOPBACK,
-            *bot,
-            "--players",
-            "3",
-            "--rounds",
-            "3",
-        ],
+        headless("host", "Ann", "Late table", *SLOW, "--players", "3", "--rounds", "3"),
         tmp_path / "a",
     )
     peers = [host]
@@ -172,54 +86,18 @@ def test_a_latecomer_watches_then_takes_the_seat_a_bot_plays(tmp_path: Path) -> 
         host.wait_for("hosting")
         peers.append(
             PeerProcess(
-                [
-                    "join",
-                    "--headless",
-                    "--name",
-                    "Bo",
-                    "--table",
-                    "Late table",
-                    *LOOPBACK,
-                    *bot,
-                    "--rounds",
-                    "3",
-                ],
-                tmp_path / "bo",
+                headless("join", "Bo", "Late table", *SLOW, "--rounds", "3"), tmp_path / "bo"
             )
         )
         cy = PeerProcess(
-            [
-                "join",
-                "--headless",
-                "--name",
-                "Cy",
-                "--table",
-                "Late table",
-                *LOOPBACK,
-                *bot,
-                "--rounds",
-                "3",
-            ],
-            tmp_path / "cy",
+            headless("join", "Cy", "Late table", *SLOW, "--rounds", "3"), tmp_path / "cy"
         )
         cy_id = cy.wait_for("joined")["peer"]
         cy.wait_for("round_started", round=1)
         cy.kill()
         host.wait_for("peer_gone", timeout=15, peer=cy_id)  # a bot plays Cy's seat now
         di = PeerProcess(
-            [
-                "join",
-                "--headless",
-                "--name",
-                "Di",
-                "--table",
-                "Late table",
-                *LOOPBACK,
-                *bot,
-                "--rounds",
-                "3",
-            ],
-            tmp_path / "di",
+            headless("join", "Di", "Late table", *SLOW, "--rounds", "3"), tmp_path / "di"
         )
         peers.append(di)
         # Di watches the round in play, then holds the seat from the next deal on.
@@ -227,7 +105,7 @@ def test_a_latecomer_watches_then_takes_the_seat_a_bot_plays(tmp_path: Path) -> 
         assert "Di" in [p for players in later["teams"].values() for p in players]
         for peer in peers:
             assert peer.finish(120) == 0, peer.stderr[-2000:]
-        hashes = [{r["round"]: r["state_hash"] for r in p.events("round_over")} for p in peers]
+        hashes = [_round_hashes(p) for p in peers]
         assert hashes[0] == hashes[1]
         assert hashes[2] and all(hashes[0][r] == h for r, h in hashes[2].items())
     finally:

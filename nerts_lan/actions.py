@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, ClassVar, Final, TypeAlias
 
 from .cards import Card, CardError
 
@@ -37,8 +37,10 @@ class MalformedError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Play:
-    """Move ``card`` from ``source`` to ``target``; from a work pile, with every card on it."""
+class _CardMove:
+    """A move that names its card, where it is and where it goes."""
+
+    DO: ClassVar[str] = ""
 
     by: str
     card: Card
@@ -48,7 +50,7 @@ class Play:
     def to_wire(self) -> dict[str, str]:
         return {
             "by": self.by,
-            "do": "play",
+            "do": self.DO,
             "card": str(self.card),
             "from": self.source,
             "to": self.target,
@@ -56,22 +58,17 @@ class Play:
 
 
 @dataclass(frozen=True, slots=True)
-class SlideUnder:
+class Play(_CardMove):
+    """Move ``card`` from ``source`` to ``target``; from a work pile, with every card on it."""
+
+    DO: ClassVar[str] = "play"
+
+
+@dataclass(frozen=True, slots=True)
+class SlideUnder(_CardMove):
     """Slide the nerts or waste top ``card`` under the work pile ``target`` (needs a space)."""
 
-    by: str
-    card: Card
-    source: str
-    target: str
-
-    def to_wire(self) -> dict[str, str]:
-        return {
-            "by": self.by,
-            "do": "under",
-            "card": str(self.card),
-            "from": self.source,
-            "to": self.target,
-        }
+    DO: ClassVar[str] = "under"
 
 
 @dataclass(frozen=True, slots=True)

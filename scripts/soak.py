@@ -1,0 +1,330 @@
+"""Soak test (not part of the suite): bots play on several real peers for a given time while one
+peer at a time is killed (SIGKILL, as a crash) and restarted every few minutes.
+
+    python3 scripts/soak.py --minutes 30 --peers 4 --kill-every 180
+
+Every peer is a `nerts-lan host|join --headless` process on 127.0.0.1 with its own data folder
+(so a restarted peer keeps its peer id and its match log). The match target is set out of reach
+so the table plays for the whole run. At the end (and every ``--report-every`` seconds) it prints:
+
+- rounds played (the highest round every live peer finished) and the rounds each peer reported;
+- hashes compared: for every round, the state hash each peer printed; a round where two peers
+  printed different hashes is a divergence (must be 0);
+- restarts done, and how long each restarted peer took to be back at the table;
+- memory: the resident size of every peer over time (from /proc), to spot a leak.
+
+Exit status 0 when no divergence was seen and every restarted peer came back, else 1.
+Add ``--json FILE`` to keep the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LOOPBACK = "127.0.0.1"
+BACK_WITHIN = 60.0
+"""Seconds a restarted peer has to be back at the table before it counts as lost."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="nerts-soak-"))
+    rng = random.Random(args.seed)
+    soak = Soak(work, args)
+    started = time.monotonic()
+    try:
+        soak.start()
+        next_kill = started + args.kill_every
+        next_report = started + args.report_every
+        end = started + args.minutes * 60
+        while time.monotonic() < end:
+            time.sleep(1.0)
+            soak.sample_memory()
+            now = time.monotonic()
+            if now >= next_kill and args.kill_every > 0:
+                soak.crash_and_restart(rng.choice(soak.joiners()))
+                next_kill = now + args.kill_every
+            if now >= next_report:
+                soak.report(final=False)
+                next_report = now + args.report_every
+            if soak.host_gone():
+                print("soak: the host process ended; stopping early", flush=True)
+                break
+    except KeyboardInterrupt:
+        print("soak: interrupted", flush=True)
+    finally:
+        soak.stop()
+    figures = soak.report(final=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0 if figures["divergences"] == 0 and figures["restarts_not_back"] == 0 else 1
+
+
+# --- the peers -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Peer:
+    """One headless peer; ``rounds`` maps a round number to the hash it printed."""
+
+    name: str
+    folder: Path
+    command: list[str]
+    process: subprocess.Popen[str] | None = None
+    rounds: dict[int, str] = field(default_factory=dict)
+    joined_at: float | None = None
+    memory: list[tuple[float, int]] = field(default_factory=list)
+    cpu_seconds: float = 0.0
+    """CPU time of this peer's earlier processes (killed ones); the live one is added on report."""
+    restarts: int = 0
+    errors: list[str] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Soak:
+    def __init__(self, work: Path, args: argparse.Namespace) -> None:
+        self.work = work
+        self.args = args
+        self.peers: list[Peer] = []
+        self.table_id: str | None = None
+        self.started = time.monotonic()
+        self.back_times: list[float] = []
+        self.restarts_not_back = 0
+        self._pending_back: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        bot = ["--bot", self.args.bot, "--bot-delay", str(self.args.bot_delay)]
+        host = Peer(
+            "host",
+            self.work / "host",
+            [
+                "host",
+                "--headless",
+                "--name",
+                "host",
+                "--interface",
+                LOOPBACK,
+                "--table",
+                "soak",
+                "--players",
+                str(self.args.peers),
+                "--target",
+                "100000",
+                *bot,
+            ],
+        )
+        self.peers.append(host)
+        self._launch(host)
+        hosting = self._wait_for(host, "hosting", 30)
+        self.table_id = hosting["id"]
+        for index in range(1, self.args.peers):
+            joiner = Peer(
+                f"peer{index}",
+                self.work / f"peer{index}",
+                [
+                    "join",
+                    "--headless",
+                    "--name",
+                    f"peer{index}",
+                    "--interface",
+                    LOOPBACK,
+                    "--table",
+                    self.table_id,
+                    *bot,
+                ],
+            )
+            self.peers.append(joiner)
+            self._launch(joiner)
+        print(f"soak: {self.args.peers} peers at table {self.table_id}, in {self.work}", flush=True)
+
+    def joiners(self) -> list[Peer]:
+        return self.peers[1:]
+
+    def host_gone(self) -> bool:
+        process = self.peers[0].process
+        return process is None or process.poll() is not None
+
+    def crash_and_restart(self, peer: Peer) -> None:
+        if peer.process is not None and peer.process.poll() is None:
+            peer.cpu_seconds += _cpu_seconds(peer.process.pid) or 0.0
+            peer.process.send_signal(signal.SIGKILL)
+            peer.process.wait()
+        peer.restarts += 1
+        peer.joined_at = None
+        with self._lock:
+            self._pending_back[peer.name] = time.monotonic()
+        print(f"soak: {self._clock()} killed {peer.name}; restarting it", flush=True)
+        self._launch(peer)
+
+    def sample_memory(self) -> None:
+        now = time.monotonic() - self.started
+        for peer in self.peers:
+            if peer.process is not None and peer.process.poll() is None:
+                rss = _resident_kib(peer.process.pid)
+                if rss is not None and (not peer.memory or now - peer.memory[-1][0] >= 30):
+                    peer.memory.append((now, rss))
+
+    def stop(self) -> None:
+        for peer in self.peers:
+            if peer.process is not None and peer.process.poll() is None:
+                peer.cpu_seconds += _cpu_seconds(peer.process.pid) or 0.0
+                peer.process.send_signal(signal.SIGTERM)
+        for peer in self.peers:
+            if peer.process is not None:
+                try:
+                    peer.process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    peer.process.kill()
+
+    def report(self, final: bool) -> dict[str, Any]:
+        with self._lock:
+            by_round: dict[int, dict[str, str]] = {}
+            for peer in self.peers:
+                for number, digest in peer.rounds.items():
+                    by_round.setdefault(number, {})[peer.name] = digest
+            still_pending = dict(self._pending_back)
+        compared = sum(len(hashes) - 1 for hashes in by_round.values() if len(hashes) > 1)
+        diverged = sorted(n for n, hashes in by_round.items() if len(set(hashes.values())) > 1)
+        # A peer restarted just before the end has had no time to come back: not counted.
+        now = time.monotonic()
+        not_back = sum(1 for since in still_pending.values() if now - since > BACK_WITHIN)
+        figures: dict[str, Any] = {
+            "minutes": round((time.monotonic() - self.started) / 60, 1),
+            "peers": len(self.peers),
+            "rounds_played": max(by_round, default=0),
+            "rounds_reported": {p.name: len(p.rounds) for p in self.peers},
+            "hashes_compared": compared,
+            "divergences": len(diverged),
+            "diverged_rounds": diverged,
+            "restarts": sum(p.restarts for p in self.peers),
+            "restarts_not_back": not_back,
+            "back_seconds": [round(s, 1) for s in self.back_times],
+            "memory_kib": {
+                p.name: {
+                    "first": p.memory[0][1],
+                    "last": p.memory[-1][1],
+                    "peak": max(m for _, m in p.memory),
+                }
+                for p in self.peers
+                if p.memory
+            },
+            "cpu_percent": {
+                p.name: round(100 * self._cpu_of(p) / max(1.0, time.monotonic() - self.started), 1)
+                for p in self.peers
+            },
+            "errors": {p.name: p.errors[-3:] for p in self.peers if p.errors},
+        }
+        title = "final" if final else "so far"
+        print(f"soak ({title}): {json.dumps(figures)}", flush=True)
+        return figures
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _launch(self, peer: Peer) -> None:
+        peer.folder.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "NERTS_LAN_DATA": str(peer.folder), "PYTHONUNBUFFERED": "1"}
+        stderr = (peer.folder / "stderr.txt").open("a")
+        peer.process = subprocess.Popen(
+            [sys.executable, "-m", "nerts_lan", *peer.command],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
+        )
+        threading.Thread(target=self._read, args=(peer, peer.process), daemon=True).start()
+
+    def _read(self, peer: Peer, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            event = record.get("event")
+            with self._lock:
+                if event == "round_over" and isinstance(record.get("round"), int):
+                    peer.rounds[record["round"]] = str(record.get("state_hash"))
+                elif event == "joined":
+                    peer.joined_at = time.monotonic()
+                    since = self._pending_back.pop(peer.name, None)
+                    if since is not None:
+                        self.back_times.append(peer.joined_at - since)
+                elif event == "error":
+                    peer.errors.append(str(record.get("message")))
+                peer.records.append(record)
+
+    def _wait_for(self, peer: Peer, event: str, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                for record in peer.records:
+                    if record.get("event") == event:
+                        return dict(record)
+            time.sleep(0.1)
+        raise SystemExit(f"soak: {peer.name} printed no {event!r} within {timeout} s")
+
+    def _cpu_of(self, peer: Peer) -> float:
+        live = 0.0
+        if peer.process is not None and peer.process.poll() is None:
+            live = _cpu_seconds(peer.process.pid) or 0.0
+        return peer.cpu_seconds + live
+
+    def _clock(self) -> str:
+        return f"{(time.monotonic() - self.started) / 60:5.1f} min"
+
+
+def _resident_kib(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time of a live process, from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--peers", type=int, default=4, help="peers at the table (2-8)")
+    parser.add_argument(
+        "--kill-every", type=float, default=180.0, metavar="SECONDS", help="0: never"
+    )
+    parser.add_argument("--report-every", type=float, default=300.0, metavar="SECONDS")
+    parser.add_argument("--bot", default="hard", choices=["easy", "medium", "hard", "instant"])
+    parser.add_argument("--bot-delay", type=float, default=0.3, metavar="SCALE")
+    parser.add_argument("--seed", type=int, default=1, help="which peer is killed when")
+    parser.add_argument("--workdir", default=None, help="keep the peers' folders here")
+    parser.add_argument("--json", default=None, metavar="FILE", help="write the final figures")
+    args = parser.parse_args(argv)
+    if not 2 <= args.peers <= 8:
+        parser.error("--peers must be from 2 to 8")
+    if args.minutes <= 0:
+        parser.error("--minutes must be positive")
+    return args
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -62,7 +62,7 @@ from .actions import MAX_NAME_LENGTH, Action, MalformedError
 from .bots import Bot
 from .cards import Card, CardError
 from .engine import State, Table
-from .matchlog import MatchLogWriter
+from .matchlog import MatchLogWriter, data_folder
 from .replica import ActionRejected
 from .scoring import Match
 from .session import CursorMoved, RoundStarted, SessionEvent
@@ -89,6 +89,7 @@ __all__ = [
     "decode_cursor",
     "encode_cursor",
     "make_peer_id",
+    "persistent_peer_id",
     "table_from_advert",
 ]
 
@@ -214,6 +215,25 @@ def make_peer_id(name: str, suffix: str | None = None) -> str:
     return f"{slug}-{suffix or secrets.token_hex(4)}"
 
 
+def persistent_peer_id(name: str) -> str:
+    """The same peer id for the same name on this machine (kept in the data folder), so that a
+    player whose game crashed and who joins again takes their seat back."""
+    folder = data_folder()
+    slug = make_peer_id(name, "x")[:-2]
+    path = folder / f"peer-id-{slug}"
+    try:
+        text = path.read_text().strip()
+        if text.startswith(slug + "-") and len(text) <= 64:
+            return text
+    except OSError:
+        pass
+    peer_id = make_peer_id(name)
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(peer_id + "\n")
+    return peer_id
+
+
 def table_from_advert(advert: Advert) -> TableInfo | None:
     """The table an mDNS advert describes, or None when it is not a table we can read."""
     props = advert.properties
@@ -278,7 +298,6 @@ class TableAgent:
         await self._start_node(core)
         self.node_submit({"k": "create", "settings": settings.to_wire()})
         self._after_join()
-        self.discovery = Discovery(self.options.interface)
         self._publish()
 
     async def async_join(self, table: TableInfo) -> None:
@@ -452,8 +471,7 @@ class TableAgent:
         assert self.node is not None
         for peer, (host, port) in sorted(contacts.items()):
             self.node.contact(peer, host, port)
-        self.advert = None
-        self._publish()
+        self._publish()  # withdraws the advert until we are back
 
     def _open_log(self) -> None:
         """Append this table's stable log to the data folder (one file per table and peer; a
@@ -672,8 +690,17 @@ class TableAgent:
     # --- the advert -----------------------------------------------------------------------------
 
     def _publish(self) -> None:
-        if self.discovery is None or not self._hosting or self.machine.settings is None:
+        """Advertise the table while this peer is its host. When the host's laptop is gone the
+        table's host passes to the lowest remaining member (the table machine decides, the same
+        everywhere), which takes the advert over: the table stays in everyone's lobby, and a
+        crashed peer restarting finds it again to take its seat back."""
+        if self._closed or self.machine.settings is None:
             return
+        if self.machine.host != self.options.peer_id or not self.joined:
+            self._withdraw()
+            return
+        if self.discovery is None:
+            self.discovery = Discovery(self.options.interface)
         settings = self.machine.settings
         phase = self.machine.phase
         properties = {
@@ -696,6 +723,11 @@ class TableAgent:
     async def _publish_now(self) -> None:
         if self.discovery is not None and self.advert is not None and not self._closed:
             await self.discovery.async_publish(self.advert)
+
+    def _withdraw(self) -> None:
+        advert, self.advert = self.advert, None
+        if advert is not None and self.discovery is not None:
+            self._spawn(self.discovery.async_withdraw(advert))
 
 
 @dataclass(frozen=True)

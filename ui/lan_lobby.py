@@ -24,7 +24,7 @@ from nerts_lan.lan import (
     LanOptions,
     LanSession,
     LobbyView,
-    make_peer_id,
+    persistent_peer_id,
     table_from_advert,
 )
 from nerts_lan.lan import TableInfo as AdvertisedTable
@@ -109,7 +109,7 @@ class LanLobby:
     def _options(self, player: str, team: int | None = None) -> LanOptions:
         return LanOptions(
             name=player,
-            peer_id=make_peer_id(player),
+            peer_id=persistent_peer_id(player),
             interface=self.interface,
             team=team,
             bot=self.bot,

@@ -111,3 +111,43 @@ def test_a_latecomer_watches_then_takes_the_seat_a_bot_plays(tmp_path: Path) -> 
     finally:
         for peer in peers:
             peer.stop()
+
+
+def test_a_crashed_host_finds_its_table_again_and_takes_its_seat_back(tmp_path: Path) -> None:
+    """The host's laptop crashes mid-round: the table stays in the lobby (the lowest remaining
+    member advertises it), and the host, starting again, joins it and gets its seat back."""
+    host_args = headless("host", "Ann", "Host crash", *SLOW, "--players", "3", "--rounds", "2")
+    host = PeerProcess(host_args, tmp_path / "ann")
+    peers = [host]
+    try:
+        table_id = host.wait_for("hosting")["id"]
+        bo = PeerProcess(
+            headless("join", "Bo", "Host crash", *SLOW, "--rounds", "2"), tmp_path / "bo"
+        )
+        cy = PeerProcess(
+            headless("join", "Cy", "Host crash", *SLOW, "--rounds", "2"), tmp_path / "cy"
+        )
+        peers += [bo, cy]
+        bo.wait_for("round_started", round=1)
+        ann_id = host.wait_for("joined")["peer"]
+        host.kill()
+        bo.wait_for("peer_gone", timeout=15, peer=ann_id)
+        # Ann starts the game again on the same laptop: same data folder, same peer id.
+        again = PeerProcess(
+            headless("join", "Ann", table_id, *SLOW, "--rounds", "2"), tmp_path / "ann"
+        )
+        peers.append(again)
+        found = again.wait_for("table_found", timeout=20)
+        assert found["id"] == table_id and found["table"] == "Host crash"
+        assert found["host"] in ("Bo", "Cy")  # whoever holds the table now advertises it
+        assert again.wait_for("joined", timeout=30)["peer"] == ann_id
+        back = bo.wait_for("peer_back", timeout=30, peer=ann_id)
+        assert back["players"] == ["Ann"]
+        for peer in (bo, cy, again):
+            assert peer.finish(120) == 0, peer.stderr[-2000:]
+        hashes = [_round_hashes(peer) for peer in (bo, cy, again)]
+        assert hashes[0] == hashes[1] and 2 in hashes[0]
+        assert hashes[2].get(2) == hashes[0][2]
+    finally:
+        for peer in peers:
+            peer.stop()

@@ -4,7 +4,9 @@ peer at a time is killed (SIGKILL, as a crash) and restarted every few minutes.
     python3 scripts/soak.py --minutes 30 --peers 4 --kill-every 180
 
 Every peer is a `nerts-lan host|join --headless` process on 127.0.0.1 with its own data folder
-(so a restarted peer keeps its peer id and its match log). The match target is set out of reach
+(so a restarted peer keeps its peer id and its match log). Any peer may be the one killed, the host
+too: it comes back with `join`, as a player would, and finds its table advertised by the member
+that took the host's part. The match target is set out of reach
 so the table plays for the whole run. At the end (and every ``--report-every`` seconds) it prints:
 
 - rounds played (the highest round every live peer finished) and the rounds each peer reported;
@@ -54,13 +56,14 @@ def main(argv: list[str] | None = None) -> int:
             soak.sample_memory()
             now = time.monotonic()
             if now >= next_kill and args.kill_every > 0:
-                soak.crash_and_restart(rng.choice(soak.joiners()))
+                soak.crash_and_restart(rng.choice(soak.peers))
                 next_kill = now + args.kill_every
             if now >= next_report:
                 soak.report(final=False)
                 next_report = now + args.report_every
-            if soak.host_gone():
-                print("soak: the host process ended; stopping early", flush=True)
+            ended = soak.ended()
+            if ended:
+                print(f"soak: {ended} exited by itself; stopping early", flush=True)
                 break
     except KeyboardInterrupt:
         print("soak: interrupted", flush=True)
@@ -150,12 +153,12 @@ class Soak:
             self._launch(joiner)
         print(f"soak: {self.args.peers} peers at table {self.table_id}, in {self.work}", flush=True)
 
-    def joiners(self) -> list[Peer]:
-        return self.peers[1:]
-
-    def host_gone(self) -> bool:
-        process = self.peers[0].process
-        return process is None or process.poll() is not None
+    def ended(self) -> str | None:
+        """The name of a peer whose process ended without being killed, if any."""
+        for peer in self.peers:
+            if peer.process is not None and peer.process.poll() is not None:
+                return peer.name
+        return None
 
     def crash_and_restart(self, peer: Peer) -> None:
         if peer.process is not None and peer.process.poll() is None:
@@ -167,6 +170,13 @@ class Soak:
         with self._lock:
             self._pending_back[peer.name] = time.monotonic()
         print(f"soak: {self._clock()} killed {peer.name}; restarting it", flush=True)
+        if peer.command[0] == "host":
+            # The host's laptop comes back to its table, which another member now advertises.
+            assert self.table_id is not None
+            peer.command = ["join", *peer.command[1:]]
+            table = peer.command.index("--table")
+            peer.command[table + 1] = self.table_id
+            peer.command = _without_host_options(peer.command)
         self._launch(peer)
 
     def sample_memory(self) -> None:
@@ -284,6 +294,20 @@ class Soak:
 
     def _clock(self) -> str:
         return f"{(time.monotonic() - self.started) / 60:5.1f} min"
+
+
+def _without_host_options(command: list[str]) -> list[str]:
+    """A host's command line as a join: the options only a host takes are dropped."""
+    kept: list[str] = []
+    skip = False
+    for argument in command:
+        if skip:
+            skip = False
+        elif argument in ("--players", "--target"):
+            skip = True
+        else:
+            kept.append(argument)
+    return kept
 
 
 def _resident_kib(pid: int) -> int | None:

@@ -78,9 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     headless.add_join_arguments(join)
     join.set_defaults(command="join", run=headless.run_join)
 
-    replay = commands.add_parser("replay", help="replay a match log: its rounds and scores")
+    replay = commands.add_parser("replay", help="replay a match log in the window (or --headless)")
     headless.add_replay_arguments(replay)
-    replay.set_defaults(command="replay", run=headless.run_replay)
+    replay.set_defaults(command="replay", run=headless.run_replay, open_window=ui_app.run_replay)
 
     tables = commands.add_parser("tables", help="list the tables on the LAN and exit")
     headless.add_tables_arguments(tables)

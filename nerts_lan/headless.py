@@ -28,8 +28,8 @@ from typing import Any
 
 from .bots import LEVELS
 from .engine import Options
-from .lan import LanOptions, LanSession, MemberSuspectedEvent, TableInfo, make_peer_id
-from .matchlog import data_folder, read_match_log, replay_match_log
+from .lan import LanOptions, LanSession, MemberSuspectedEvent, TableInfo, persistent_peer_id
+from .matchlog import damage_report, data_folder, read_match_log, replay_match_log
 from .replica import RoundEnded
 from .session import MatchEnded, PeerBack, PeerLost, RoundStarted
 from .table import EntryIgnored, TableSettings
@@ -208,6 +208,15 @@ def run_join(args: argparse.Namespace) -> int:
 
 
 def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
+    from .replay import PACE, SPEEDS
+
+    parser.description = (
+        "Play a match log back in the window, action by action: one action every "
+        f"{PACE:g} s at 1x (the log holds no wall time); speeds "
+        f"{', '.join(f'{s}x' for s in SPEEDS)}. "
+        "Keys: Space play/pause, Right one action, N/P next/previous round, Up/Down speed, "
+        "Esc leave. A damaged log replays everything before the damage."
+    )
     parser.add_argument("file", help="a match log (from the logs folder of the data folder)")
     parser.add_argument(
         "--headless",
@@ -217,15 +226,16 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    """Replay a match log: its rounds and scores; a damaged log keeps what came before."""
-    if not args.headless:
-        return _usage("replay", "replaying in the window is not built yet: use --headless")
+    """Replay a match log, in the window or as JSON lines; a damaged log keeps what came before
+    (exit 1), a file that is not a match log exits 2."""
     from .actions import MalformedError
 
     try:
         records, problem = read_match_log(Path(args.file))
     except OSError as error:
         return _usage("replay", f"cannot read {args.file}: {error.strerror or error}")
+    if not args.headless:
+        return _replay_in_window(args, records, problem)
     try:
         rounds, ended = replay_match_log(records)
     except (MalformedError, KeyError, TypeError, ValueError, IndexError) as error:
@@ -252,12 +262,28 @@ def run_replay(args: argparse.Namespace) -> int:
             }
         )
     if problem is not None:
-        sys.stderr.write(
-            f"nerts-lan replay: error: {problem}; the {len(records)} records "
-            "before it were replayed\n"
-        )
+        sys.stderr.write(f"nerts-lan replay: error: {damage_report(problem, len(records))}\n")
         return 1
     return 0
+
+
+def _replay_in_window(args: argparse.Namespace, records: list[Any], problem: str | None) -> int:
+    """Open the window on the replay (``args.open_window``, wired by the command line)."""
+    from .replay import ReplaySession, writer_of
+
+    open_window = getattr(args, "open_window", None)
+    if open_window is None:
+        return _usage("replay", "there is no window here: use --headless")
+    if not records:
+        return _usage("replay", problem or f"{args.file} holds no records")
+    try:
+        session = ReplaySession.from_records(records, problem, writer_of(Path(args.file), records))
+    except ValueError as error:
+        return _usage("replay", f"{args.file}: {error}")
+    if session.notice is not None:
+        sys.stderr.write(f"nerts-lan replay: error: {session.notice}\n")
+    code = int(open_window(args, session))
+    return 1 if code == 0 and session.notice is not None else code
 
 
 def run_tables(args: argparse.Namespace) -> int:
@@ -443,7 +469,7 @@ def _lan_options(args: argparse.Namespace, name: str) -> LanOptions:
     if args.rounds is not None and args.rounds < 1:
         raise SystemExit(_usage_text("--rounds must be at least 1"))
     _configure_logging(args)
-    peer_id = args.peer_id or _persistent_peer_id(name)
+    peer_id = args.peer_id or persistent_peer_id(name)
     return LanOptions(
         name=name,
         peer_id=peer_id,
@@ -453,24 +479,6 @@ def _lan_options(args: argparse.Namespace, name: str) -> LanOptions:
         bot_delay=args.bot_delay,
         log_folder=str(data_folder() / "logs"),
     )
-
-
-def _persistent_peer_id(name: str) -> str:
-    """The same peer id for the same name on this machine, so a restart takes its seat back."""
-    folder = data_folder()
-    slug = make_peer_id(name, "x")[:-2]
-    path = folder / f"peer-id-{slug}"
-    try:
-        text = path.read_text().strip()
-        if text.startswith(slug + "-") and len(text) <= 64:
-            return text
-    except OSError:
-        pass
-    peer_id = make_peer_id(name)
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(peer_id + "\n")
-    return peer_id
 
 
 def _player_name(args: argparse.Namespace) -> str:

@@ -1,8 +1,9 @@
 """The match log: every peer appends the stable log of its match to a file as it goes.
 
 A crash loses at most what was not yet stable, and a finished match can be replayed
-(``nerts-lan replay FILE --headless``). The file is the header ``NERTSLOG1\\n`` and then records,
-each a 4-byte big-endian length, a 4-byte CRC-32 of the body and the msgpack body:
+(``nerts-lan replay FILE``, in the window or ``--headless``). The file is the header
+``NERTSLOG1\\n`` and then records, each a 4-byte big-endian length, a 4-byte CRC-32 of the body
+and the msgpack body:
 
 - ``["entry", ts, peer, payload]`` a stable entry, in log order;
 - ``["member", "joined" | "returned" | "gone", peer]`` a membership change, at its place;
@@ -32,6 +33,8 @@ __all__ = [
     "MAGIC",
     "MatchLogWriter",
     "ReplayedRound",
+    "apply_record",
+    "damage_report",
     "data_folder",
     "read_match_log",
     "replay_match_log",
@@ -128,20 +131,9 @@ def replay_match_log(records: Iterable[list[Any]]) -> tuple[list[ReplayedRound],
     ended: MatchEnded | None = None
     number = 0
     for record in records:
-        kind = record[0]
-        if kind == "snapshot":
-            machine = TableMachine.from_snapshot("replay", record[2])
-            number = machine.round_number
-        elif kind == "member":
-            change, peer = record[1], record[2]
-            if change == "gone":
-                machine.member_gone(peer)
-            elif change == "returned":
-                machine.member_returned(peer)
-            else:
-                machine.member_joined(peer)
-        else:
-            machine.stable_entry((record[1], record[2]), record[3])
+        after = apply_record(machine, record)
+        if after is not machine:
+            machine, number = after, after.round_number
         for event in machine.take_events():
             if isinstance(event, RoundStarted):
                 number = event.number
@@ -158,6 +150,31 @@ def replay_match_log(records: Iterable[list[Any]]) -> tuple[list[ReplayedRound],
             elif isinstance(event, MatchEnded):
                 ended = event
     return rounds, ended
+
+
+def apply_record(machine: TableMachine, record: list[Any]) -> TableMachine:
+    """Fold one record of a match log into ``machine``; the machine to go on with (a new one
+    after a snapshot). Its events wait in ``machine.take_events()``; ``MalformedError`` for a
+    snapshot that does not hold together."""
+    kind = record[0]
+    if kind == "snapshot":
+        return TableMachine.from_snapshot(machine.local_peer, record[2])
+    if kind == "member":
+        change, peer = record[1], record[2]
+        if change == "gone":
+            machine.member_gone(peer)
+        elif change == "returned":
+            machine.member_returned(peer)
+        else:
+            machine.member_joined(peer)
+    else:
+        machine.stable_entry((record[1], record[2]), record[3])
+    return machine
+
+
+def damage_report(problem: str, kept: int) -> str:
+    """What a replay says about a damaged log (the command line and the window alike)."""
+    return f"{problem}; the {kept} records before it were replayed"
 
 
 def _well_formed(record: Any) -> bool:

@@ -4,7 +4,8 @@ It draws only when something changed: a clock tick polls the screen (the session
 and redraws the window only when the screen says so, so an idle table costs almost no CPU.
 
 ``add_arguments`` / ``run`` are the ``nerts-lan`` command's window entry points (no arguments:
-the menu and lobby); ``add_practice_arguments`` / ``run_practice`` start a practice game directly.
+the menu and lobby); ``add_practice_arguments`` / ``run_practice`` start a practice game directly;
+``run_replay`` plays a match log back (``nerts-lan replay FILE``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "make_window",
     "run",
     "run_practice",
+    "run_replay",
 ]
 
 TICK = 1 / 60
@@ -109,6 +111,19 @@ def run_practice(args: argparse.Namespace) -> int:
 
     window = make_window(args.width, args.height, fullscreen=getattr(args, "fullscreen", False))
     window.start_practice(config)
+    return _loop(window, pyglet)
+
+
+def run_replay(args: argparse.Namespace, session: Any) -> int:
+    """Open the window on a match log's replay (a ``ReplaySession``); leaving closes it."""
+    import pyglet
+
+    window = make_window(
+        getattr(args, "width", 1280),
+        getattr(args, "height", 800),
+        fullscreen=getattr(args, "fullscreen", False),
+    )
+    window.start_replay(session)
     return _loop(window, pyglet)
 
 
@@ -242,6 +257,22 @@ def _window_class() -> Any:
             session = PracticeSession(config, **kwargs)
             self.start_session(session)
 
+        def start_replay(self, session: Any, leave: Callable[[], None] | None = None) -> None:
+            """Play a ``ReplaySession`` back; leaving it closes the window unless ``leave``."""
+            from .replay_screen import ReplayScreen
+
+            self._replace(
+                ReplayScreen(
+                    self,
+                    self.batch,
+                    session,
+                    self.settings,
+                    self._save,
+                    leave or (lambda: self.dispatch_event("on_close")),
+                )
+            )
+            self.tick(0.0)
+
         def start_session(self, session: Any) -> None:
             self._replace(
                 TableScreen(self, self.batch, session, self.settings, self._save, self.show_menu)
@@ -283,6 +314,8 @@ def _window_class() -> Any:
 
         def tick(self, dt: float = 0.0) -> bool:
             """Poll the screen; redraw only when something changed. True when it drew."""
+            if self.has_exit or self.context is None:
+                return False  # closed: no screen, and the GL context may be gone
             if self.current is not None and self.current.update(self.clock()):
                 self.needs_draw = True
             if not self.needs_draw:

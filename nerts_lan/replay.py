@@ -1,0 +1,435 @@
+"""Replaying a match log in the window: a read-only ``Session`` that plays the log back.
+
+The log is folded once, as the table folded it (``matchlog.apply_record``), into the match's
+rounds: each round's deal, every action that counted (in log order, with the state after it),
+its end and the match's scores. ``ReplaySession`` then walks that timeline and reports it through
+the ``Session`` protocol, so the table screen draws a replay exactly as it draws a game.
+
+Log entries carry Lamport timestamps, not wall time, so the replay has its own pace: one action
+every ``PACE`` seconds at 1×, times the chosen speed. Actions the rules refused (races lost) are
+not shown: they changed nothing. Nobody plays in a replay: ``local_players`` is empty and
+``submit`` refuses everything. Time is passed in (``poll(now)``); nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from .actions import Action, MalformedError
+from .engine import State, Table
+from .matchlog import apply_record, damage_report
+from .replica import ActionApplied, ActionRejected, RoundEnded
+from .scoring import Match
+from .session import MatchEnded, RoundStarted, SessionEvent
+from .table import TableMachine
+
+__all__ = ["PACE", "SPEEDS", "ReplayRound", "ReplaySession", "fold_rounds", "writer_of"]
+
+PACE: Final = 0.25
+"""Seconds per action at 1× (the log holds no wall time)."""
+
+SPEEDS: Final = (1, 2, 4, 8)
+"""The speeds to choose from, as multiples of the normal pace."""
+
+REPLAY_PEER: Final = "replay"
+"""The peer the replay folds the log as: nobody at the table."""
+
+
+@dataclass(frozen=True)
+class ReplayRound:
+    """One round as the log tells it.
+
+    ``steps`` are (action, state after it) in log order; an action of None is a jump (a peer
+    that caught up from a snapshot missed what happened meanwhile). ``ended`` is None when the
+    log stops before the round's end. ``owners`` maps each person's peer to the player it sat as.
+    """
+
+    number: int
+    table: Table
+    start: State
+    steps: tuple[tuple[Action | None, State], ...]
+    match_before: Match
+    owners: dict[str, str]
+    ended: RoundEnded | None = None
+    match_after: Match | None = None
+    match_ended: MatchEnded | None = None
+
+
+def fold_rounds(records: Iterable[list[Any]]) -> tuple[list[ReplayRound], int | None, str | None]:
+    """The rounds of a log's records; if a record does not fit, its index and why (the rounds
+    keep everything before it)."""
+    machine = TableMachine(REPLAY_PEER)
+    builder = _Builder()
+    for index, record in enumerate(records):
+        try:
+            after = apply_record(machine, record)
+        except (MalformedError, KeyError, TypeError, ValueError, IndexError) as error:
+            return builder.rounds(), index, f"the log does not hold together: {error}"
+        if after is not machine:
+            machine = after
+            builder.snapshot(machine)
+        for event in machine.take_events():
+            builder.event(machine, event)
+    return builder.rounds(), None, None
+
+
+def writer_of(path: Path, records: Iterable[list[Any]]) -> str | None:
+    """The peer that wrote a log, from its file name (``TABLE-PEER.nlog``) if that peer is in
+    the log, else None."""
+    found = re.fullmatch(r"[0-9a-f]{8}-(.+)", path.stem)
+    if found is None:
+        return None
+    peer = found.group(1)
+    for record in records:
+        if record[0] == "entry" and record[2] == peer:
+            return peer
+        if record[0] == "member" and record[2] == peer:
+            return peer
+    return None
+
+
+class ReplaySession:
+    """A match log played back as a ``Session``: play, pause, step, skip rounds, change speed."""
+
+    def __init__(
+        self,
+        rounds: Sequence[ReplayRound],
+        *,
+        notice: str | None = None,
+        viewer_team: int | None = None,
+    ) -> None:
+        """``notice`` says what is wrong with the log (None if nothing); ``viewer_team`` is the
+        team whose seat the table is seen from (the log writer's), None for a neutral seat."""
+        if not rounds:
+            raise ValueError("the log holds no dealt round to replay (the match never started)")
+        self.notice = notice
+        self.viewer_team = viewer_team
+        self._rounds = list(rounds)
+        self._counts = [_action_counts(played) for played in self._rounds]
+        self._index = 0
+        self._step = 0
+        self._over = False
+        self._started = False
+        self._playing = True
+        self._speed = 0
+        self._now = 0.0
+        self._due = 0.0
+        self._outbox: list[SessionEvent] = []
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Sequence[list[Any]],
+        problem: str | None = None,
+        writer: str | None = None,
+    ) -> ReplaySession:
+        """The replay of a log's records (``problem``: what ``read_match_log`` found wrong after
+        them); ``ValueError`` when no round was dealt."""
+        rounds, stop, unfit = fold_rounds(records)
+        if unfit is not None and stop is not None:
+            problem, kept = unfit, stop
+        else:
+            kept = len(records)
+        notice = damage_report(problem, kept) if problem is not None else None
+        viewer_team = None
+        if rounds and writer is not None and writer in rounds[0].owners:
+            viewer_team = rounds[0].table.team_of(rounds[0].owners[writer])
+        return cls(rounds, notice=notice, viewer_team=viewer_team)
+
+    # --- the Session protocol ----------------------------------------------------------------
+
+    @property
+    def local_players(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def table(self) -> Table:
+        return self._round.table
+
+    @property
+    def view(self) -> State:
+        played = self._round
+        return played.steps[self._step - 1][1] if self._step else played.start
+
+    @property
+    def match(self) -> Match:
+        played = self._round
+        if self._over and played.match_after is not None:
+            return played.match_after
+        return played.match_before
+
+    def submit(self, action: Action) -> None:
+        """Nobody plays in a replay: every intent is refused."""
+        self._outbox.append(ActionRejected((0, REPLAY_PEER), action, "this is a replay", True))
+
+    def send_cursor(self, player: str, x: float, y: float, holding: tuple[str, ...]) -> None:
+        """Nobody is watching this pointer."""
+
+    def poll(self, now: float) -> list[SessionEvent]:
+        self._now = max(self._now, now)
+        if not self._started:
+            self._started = True
+            self._enter(0)
+        while self._playing and self._due <= self._now:
+            if not self._advance():
+                break
+            self._due += self.interval
+        events, self._outbox = self._outbox, []
+        return events
+
+    def close(self) -> None:
+        self._playing = False
+
+    # --- controls ----------------------------------------------------------------------------
+
+    @property
+    def playing(self) -> bool:
+        return self._playing
+
+    @property
+    def speed(self) -> int:
+        """The pace multiplier (one of ``SPEEDS``)."""
+        return SPEEDS[self._speed]
+
+    @property
+    def interval(self) -> float:
+        """Seconds between two actions at the current speed."""
+        return PACE / self.speed
+
+    def play(self) -> None:
+        """Play on (from the first round again once the whole log was shown)."""
+        if self.finished:
+            self._enter(0)
+        self._playing = True
+        self._due = self._now + self.interval
+
+    def pause(self) -> None:
+        self._playing = False
+
+    def toggle(self) -> None:
+        if self._playing:
+            self.pause()
+        else:
+            self.play()
+
+    def step(self) -> None:
+        """Pause and show one more action (or the round's end, or the next round)."""
+        self.pause()
+        if self.waiting_for_next_round:
+            self.next_round()
+        else:
+            self._advance()
+
+    def faster(self) -> None:
+        self._set_speed(self._speed + 1)
+
+    def slower(self) -> None:
+        self._set_speed(self._speed - 1)
+
+    def cycle_speed(self) -> None:
+        """The next speed, from the fastest back to 1×."""
+        self._set_speed((self._speed + 1) % len(SPEEDS))
+
+    def next_round(self) -> None:
+        """The next round's deal; in the last round its end; at the very end, round 1 again."""
+        if self._index + 1 < len(self._rounds):
+            self._enter(self._index + 1)
+        elif not self.finished:
+            self._step = len(self._round.steps)
+            self._moved()
+            self._end_round()
+            self._playing = False
+        else:
+            self._enter(0)
+
+    def previous_round(self) -> None:
+        """Back to this round's deal; from there (or from its deal), the previous round's."""
+        if (self._step == 0 and not self._over) and self._index > 0:
+            self._enter(self._index - 1)
+        else:
+            self._enter(self._index)
+
+    # --- progress ----------------------------------------------------------------------------
+
+    @property
+    def round_number(self) -> int:
+        return self._round.number
+
+    @property
+    def last_round_number(self) -> int:
+        """The number of the log's last round."""
+        return self._rounds[-1].number
+
+    @property
+    def action_number(self) -> int:
+        """How many of the round's actions are shown."""
+        return self._counts[self._index][self._step]
+
+    @property
+    def action_total(self) -> int:
+        return self._counts[self._index][-1]
+
+    @property
+    def waiting_for_next_round(self) -> bool:
+        """The round's end is shown and another round follows."""
+        return self._over and self._index + 1 < len(self._rounds)
+
+    @property
+    def finished(self) -> bool:
+        """The whole log is shown: the last round's end, or where the log stops."""
+        at_last = self._index + 1 == len(self._rounds)
+        return at_last and self._step == len(self._round.steps) and self._shown_end()
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    @property
+    def _round(self) -> ReplayRound:
+        return self._rounds[self._index]
+
+    def _shown_end(self) -> bool:
+        return self._over or self._round.ended is None
+
+    def _enter(self, index: int) -> None:
+        self._index, self._step, self._over = index, 0, False
+        played = self._round
+        self._outbox.append(RoundStarted(played.number, played.start))
+        self._due = self._now + self.interval
+
+    def _advance(self) -> bool:
+        """One step forward; False when there is nothing more to show in this round."""
+        played = self._round
+        if self._step < len(played.steps):
+            self._step += 1
+            self._moved()
+            if self._step == len(played.steps) and played.ended is None:
+                self._end_of_log()
+            return True
+        if not self._over and played.ended is not None:
+            self._end_round()
+            return True
+        if played.ended is None and self._index + 1 < len(self._rounds):
+            self._enter(self._index + 1)  # the log skipped this round's end (a snapshot)
+            return True
+        return False
+
+    def _moved(self) -> None:
+        """Report the step just reached: its action, or (a jump) the state as a fresh deal."""
+        played = self._round
+        if self._step == 0:
+            self._outbox.append(RoundStarted(played.number, played.start))
+            return
+        action, state = played.steps[self._step - 1]
+        if action is None:
+            self._outbox.append(RoundStarted(played.number, state))
+        else:
+            self._outbox.append(ActionApplied((self._step, REPLAY_PEER), action, False))
+
+    def _end_round(self) -> None:
+        played = self._round
+        if self._over or played.ended is None:
+            return
+        self._over = True
+        self._outbox.append(played.ended)
+        if played.match_ended is not None:
+            self._outbox.append(played.match_ended)
+        if self._index + 1 == len(self._rounds):
+            self._playing = False
+
+    def _end_of_log(self) -> None:
+        if self._index + 1 == len(self._rounds):
+            self._playing = False
+
+    def _set_speed(self, index: int) -> None:
+        self._speed = min(max(index, 0), len(SPEEDS) - 1)
+        self._due = min(self._due, self._now + self.interval)
+
+
+@dataclass
+class _OpenRound:
+    """A round being collected while the log is folded."""
+
+    number: int
+    table: Table
+    start: State
+    match_before: Match
+    owners: dict[str, str]
+    steps: list[tuple[Action | None, State]] = field(default_factory=list)
+    ended: RoundEnded | None = None
+    match_after: Match | None = None
+    match_ended: MatchEnded | None = None
+
+    def closed(self) -> ReplayRound:
+        return ReplayRound(
+            self.number,
+            self.table,
+            self.start,
+            tuple(self.steps),
+            self.match_before,
+            self.owners,
+            self.ended,
+            self.match_after,
+            self.match_ended,
+        )
+
+
+class _Builder:
+    """Collects the rounds while the log is folded."""
+
+    def __init__(self) -> None:
+        self._done: list[ReplayRound] = []
+        self._open: _OpenRound | None = None
+
+    def rounds(self) -> list[ReplayRound]:
+        self._close()
+        return list(self._done)
+
+    def snapshot(self, machine: TableMachine) -> None:
+        """A peer caught up from a snapshot: a round in play goes on from its state."""
+        if machine.phase != "playing" or machine.view is None:
+            return
+        current = self._open
+        if current is not None and current.number == machine.round_number:
+            current.steps.append((None, machine.view))
+        else:
+            self._start(machine, machine.round_number, machine.view)
+
+    def event(self, machine: TableMachine, event: Any) -> None:
+        current = self._open
+        if isinstance(event, RoundStarted):
+            self._start(machine, event.number, event.state)
+        elif current is None:
+            return
+        elif isinstance(event, ActionApplied) and machine.view is not None:
+            current.steps.append((event.action, machine.view))
+        elif isinstance(event, RoundEnded):
+            current.ended, current.match_after = event, machine.match
+        elif isinstance(event, MatchEnded):
+            current.match_ended, current.match_after = event, event.match
+
+    def _start(self, machine: TableMachine, number: int, state: State) -> None:
+        self._close()
+        table = machine.round_table if machine.round_table is not None else state.table
+        self._open = _OpenRound(
+            number,
+            table,
+            state,
+            machine.match or Match(table.team_names, table.options.target),
+            {seat.owner: seat.player for seat in machine.seats if seat.owner},
+        )
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self._done.append(self._open.closed())
+            self._open = None
+
+
+def _action_counts(played: ReplayRound) -> list[int]:
+    """For each number of steps shown, how many of them were actions."""
+    counts = [0]
+    for action, _ in played.steps:
+        counts.append(counts[-1] + (action is not None))
+    return counts

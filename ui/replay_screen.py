@@ -1,0 +1,186 @@
+"""A match log played back on the table: the game screen, read-only, with replay controls.
+
+``ReplayScreen`` is the ``TableScreen`` drawing a ``ReplaySession``: the same cards, flights,
+banners and scoreboards as a game, seen from the log writer's seat (or team 1's). Nobody can move
+a card; keys and buttons drive the playback instead: Space play/pause, → one action, N/P next or
+previous round, ↑/↓ speed, Esc leave (each button names its key). The HUD says where the replay
+is ("round 2 of 3 · action 120 of 260") and what is wrong with a damaged log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyglet.window import key as keys
+
+from nerts_lan.replay import ReplaySession
+from nerts_lan.session import RoundStarted
+
+from .config import Settings
+from .layout import Rect
+from .overlays import ScoreOverlay
+from .table_screen import TableScreen
+from .table_view import TableView
+from .theme import TEXT_DIM, WARN
+from .widgets import Button, Panel, label
+
+__all__ = ["ReplayScreen"]
+
+_NEXT = (keys.N, keys.PAGEDOWN)
+_PREVIOUS = (keys.P, keys.PAGEUP)
+_FASTER = (keys.UP, keys.PLUS, keys.EQUAL, keys.NUM_ADD)
+_SLOWER = (keys.DOWN, keys.MINUS, keys.NUM_SUBTRACT)
+
+
+class ReplayScreen(TableScreen):
+    """The table of a replay; ``update(now)`` plays it on, keys and buttons steer it."""
+
+    def __init__(
+        self,
+        window: Any,
+        batch: Any,
+        session: ReplaySession,
+        settings: Settings,
+        save_settings: Callable[[Settings], None],
+        on_leave: Callable[[], None],
+    ) -> None:
+        self.replay = session
+        self._play_button: Button | None = None
+        self._speed_button: Button | None = None
+        self._notice_label: Any = None
+        super().__init__(window, batch, session, settings, save_settings, on_leave)
+        self.read_only = True
+
+    # --- input ---------------------------------------------------------------------------------
+
+    def on_key_press(self, symbol: int, modifiers: int) -> None:
+        self.dirty = True
+        replay = self.replay
+        if self.overlay is not None:
+            if isinstance(self.overlay, ScoreOverlay) and symbol in (keys.RIGHT, *_NEXT):
+                self._next_round()
+            else:
+                super().on_key_press(symbol, modifiers)
+            return
+        if symbol == keys.ESCAPE:
+            self._leave()
+            return
+        if symbol == keys.SPACE:
+            replay.toggle()
+        elif symbol == keys.RIGHT:
+            replay.step()
+        elif symbol in _NEXT:
+            replay.next_round()
+        elif symbol in _PREVIOUS:
+            replay.previous_round()
+        elif symbol in _FASTER:
+            replay.faster()
+        elif symbol in _SLOWER:
+            replay.slower()
+        else:
+            super().on_key_press(symbol, modifiers)  # help, options
+            return
+        self._refresh_hud()
+
+    # --- the table screen, for a replay ---------------------------------------------------------
+
+    def _new_view(self) -> TableView:
+        if self.replay.viewer_team is not None:
+            self.team = self.replay.viewer_team
+        return super()._new_view()
+
+    def _build_hud(self, width: int, height: int) -> None:
+        """The table screen's labels; the replay's buttons instead of the game's."""
+        super()._build_hud(width, height)
+        column = self._buttons[0].rect
+        for button in self._buttons:
+            button.delete()
+        self._nerts_button = None
+        replay = self.replay
+        specs: list[tuple[str, Callable[[], None], tuple[int, int, int]]] = [
+            ("Leave (Esc)", self._leave, (70, 70, 80)),
+            ("Options (O)", self._open_options, (52, 70, 84)),
+            ("Speed (↑/↓)", self._control(replay.cycle_speed), (52, 70, 84)),
+            ("Previous round (P)", self._control(replay.previous_round), (52, 70, 84)),
+            ("Next round (N)", self._control(replay.next_round), (52, 70, 84)),
+            ("Step (→)", self._control(replay.step), (40, 96, 70)),
+            ("Pause (Space)", self._control(replay.toggle), (40, 110, 70)),
+        ]
+        self._buttons = []
+        y = column.y
+        for caption, callback, colour in specs:
+            rect = Rect(column.x, y, column.w, column.h)
+            self._buttons.append(
+                Button(self.batch, self.hud_group, self.hud_text, rect, caption, callback, colour)
+            )
+            y += column.h + 6
+        self._speed_button = self._buttons[2]
+        self._play_button = self._buttons[-1]
+        size = self._round_label.font_size / 0.75
+        if self.replay.notice is not None:
+            self._build_notice(f"Damaged log: {self.replay.notice}", size)
+
+    def _refresh_hud(self) -> None:
+        """Where the replay is, who is stuck, and what is wrong with the log."""
+        replay = self.replay
+        if replay.finished:
+            mode = "end of the match" if replay.match.over else "end of the log"
+        elif replay.waiting_for_next_round:
+            mode = "round over"
+        else:
+            mode = f"{'playing' if replay.playing else 'paused'} {replay.speed}×"
+        progress = (
+            f"round {replay.round_number} of {replay.last_round_number} · "
+            f"action {replay.action_number} of {replay.action_total} · {mode}"
+        )
+        state, table = self.session.view, self.session.table
+        stuck = [name for i, name in enumerate(table.team_names) if state.teams[i].stuck]
+        lines = [
+            (self._round_label, progress),
+            (self._stuck_line, "Stuck: " + ", ".join(stuck) if stuck else ""),
+        ]
+        for item, value in lines:
+            if item is not None and item.text != value:
+                item.text = value
+        if self._play_button is not None and self._speed_button is not None:
+            self._play_button.set_caption("Pause (Space)" if replay.playing else "Play (Space)")
+            self._speed_button.set_caption(f"Speed {replay.speed}× (↑/↓)")
+
+    def _handle(self, event: Any) -> None:
+        super()._handle(event)
+        if isinstance(event, RoundStarted):
+            self._status_text(f"Replay: round {event.number}", TEXT_DIM)
+
+    def _build_notice(self, text: str, size: float) -> None:
+        """What is wrong with the log, on a panel at the bottom of the middle of the table."""
+        layout = self.view.layout
+        assert layout is not None
+        middle = layout.center
+        self._notice_label = label(
+            self.batch,
+            self.hud_text,
+            text,
+            middle.center[0],
+            middle.y + 16,
+            size=size,
+            colour=WARN,
+            anchor_x="center",
+            anchor_y="bottom",
+            bold=True,
+            width=middle.w - 40,
+        )
+        self._notice_label.set_style("align", "center")
+        high = self._notice_label.content_height + 12
+        area = Rect(middle.x + 12, middle.y + 10, middle.w - 24, high)
+        panel = Panel(self.batch, self.hud_group, area, alpha=215)
+        self._hud_labels.extend([panel, self._notice_label])
+
+    def _control(self, command: Callable[[], None]) -> Callable[[], None]:
+        """A button's action: steer the replay, then show its new state."""
+
+        def run() -> None:
+            command()
+            self._refresh_hud()
+
+        return run

@@ -18,6 +18,29 @@ closes the connection, as any protocol breach does); a well-formed one whose pay
 limit is dropped and reported to ``on_problem`` but keeps the link, and so does a payload the
 application rejects: the ordered frames are never disturbed by a bad pointer update.
 
+A table may have a code (``table_code``), shown on the host's screen and typed by the others. A
+connection to a coded table adds, after the hellos, a SPAKE2 exchange (one message each way), so
+knowing the code is proven without a captured connection allowing an offline search for it, and
+then a key confirmation from each side, dialer first. Both the confirmations and the keys are
+bound to both hellos (table id, peer ids, incarnations, resume numbers, listening addresses), so
+no unauthenticated hello field can be altered or spliced from another table. From then on every
+frame, both ways, ends with a 16-byte HMAC-SHA256 tag over a frame counter (implicit: both ends
+count) and the frame body, under a key of this connection and this direction (the length prefix
+counts the tag): a forged, altered,
+replayed, reordered or dropped frame fails the check and closes the connection (the link dials
+again and the numbered frames are resent, so nothing is lost). Keys are fresh per connection, so
+frames recorded on one connection are worthless on another. A peer with a code and one without
+never link, each side saying why. Online guessing is slowed: every failed code check costs
+``wrong_code_delay`` seconds during which this mesh checks no other code, whatever number of
+connections the guesser opens. The key exchange is pure-Python curve arithmetic, some 5 to 10 ms
+of CPU a step at each end, run off the event loop. Tables without a code run the original
+protocol byte for byte.
+
+Every connection may send us at most so many frames and bytes a second (``RateLimits``, token
+buckets with a burst): over it we stop reading from that connection until the bucket refills, so
+TCP backpressure slows the flooder alone while the event loop serves the other links as usual.
+Ephemeral frames have a bucket of their own, and the ones over it are dropped.
+
 Everything here runs in one asyncio loop; the callbacks are called from it.
 """
 
@@ -25,22 +48,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
+import itertools
 import logging
 import socket
 import struct
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
+import spake2  # type: ignore[import-untyped]
 
 __all__ = [
+    "CODE_NEEDED",
     "DEFAULT_MAX_FRAME",
+    "DEFAULT_RATE_LIMITS",
     "MAX_EPHEMERAL",
+    "NO_CODE_HERE",
     "TRANSPORT_VERSION",
+    "WRONG_CODE",
     "Hello",
     "Mesh",
+    "RateLimits",
 ]
 
 TRANSPORT_VERSION = 1
@@ -49,12 +82,28 @@ DEFAULT_MAX_FRAME = (4 << 20) + 4096
 
 _HEADER = struct.Struct(">I")
 _KIND_HELLO, _KIND_DATA, _KIND_ACK, _KIND_REFUSE, _KIND_PEERS = 0, 1, 2, 3, 4
-_KIND_EPHEMERAL = 5
+_KIND_EPHEMERAL, _KIND_KEY_EXCHANGE, _KIND_CONFIRM = 5, 6, 7
 MAX_EPHEMERAL = 512
 """Largest payload of an ephemeral frame, in bytes."""
+CODE_NEEDED = "this table needs a code"
+"""Refusal of a peer without a code by a peer with one (each side refuses the other)."""
+NO_CODE_HERE = "this table has no code"
+"""Refusal of a peer with a code by a peer without one."""
+WRONG_CODE = "wrong table code"
+"""Refusal when the key confirmation fails: the two peers typed different codes."""
 _MAX_GOSSIP = 32
 _DUPLICATE = "duplicate connection"
 _MAX_TEXT = 200
+_HANDSHAKE_TIMEOUT = 5.0
+_CODE_SCHEME = "spake2"
+"""The tenth hello field of a peer with a code; a peer without one sends the original nine."""
+_KEY_EXCHANGE_ID = b"net.transport table "
+_KEY_EXCHANGE_SIZE = 33
+_CONFIRMATION_SIZE = 32
+_TAG_SIZE = 16
+_COUNTER = struct.Struct(">Q")
+_FRAMES_PER_TURN = 32
+"""Frames read from one connection before the other connections get a turn of the loop."""
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +117,30 @@ class Hello:
     peer: str
     name: str
     incarnation: int
+
+
+@dataclass(frozen=True)
+class RateLimits:
+    """What one connection may send us, as token buckets (a sustained rate and a burst).
+
+    The defaults are far above what an honest game sends on one link (heartbeats every 100 ms, a
+    few actions a second, acknowledgements, pointer updates at 30 a second, a rare snapshot of
+    up to 4 MiB, and a burst of resends after a reconnect)."""
+
+    frames_per_second: float = 500.0
+    frame_burst: float = 2000.0
+    bytes_per_second: float = 8 << 20
+    byte_burst: float = 16 << 20
+    ephemeral_per_second: float = 90.0
+    """Ephemeral frames over this bucket are dropped (never delivered) instead of waited for."""
+    ephemeral_burst: float = 180.0
+
+    def __post_init__(self) -> None:
+        if min(vars(self).values()) <= 0:
+            raise ValueError(f"every rate and burst must be positive: {self}")
+
+
+DEFAULT_RATE_LIMITS = RateLimits()
 
 
 @dataclass(eq=False)
@@ -103,6 +176,9 @@ class Mesh:
         gossip: bool = True,
         delay: Callable[[], float] | None = None,
         on_ephemeral: Callable[[str, bytes], None] = lambda peer, data: None,
+        table_code: str | None = None,
+        wrong_code_delay: float = 1.0,
+        rate_limits: RateLimits | None = DEFAULT_RATE_LIMITS,
     ) -> None:
         """``on_connected(hello, restarted)``: a link is up (``restarted`` when the peer came
         back with a new incarnation). ``on_problem(who, reason)``: a connection was closed for a
@@ -110,7 +186,18 @@ class Mesh:
         reason to refuse it. With ``gossip``, peers tell each other the listening addresses
         they know, and each peer dials the ones it has no link to, so that a newcomer who knows
         one member ends up linked to all. ``on_ephemeral(peer, data)``: an ephemeral frame
-        arrived (see ``send_ephemeral``)."""
+        arrived (see ``send_ephemeral``).
+
+        ``table_code``: link only with peers that know this code (compared exactly, as UTF-8:
+        normalising what people type is the application's business), and authenticate every
+        frame. On both sides of a refused connection ``on_problem`` gets exactly ``WRONG_CODE``
+        (the codes differ), ``CODE_NEEDED`` (a peer without a code met one with a code) or
+        ``NO_CODE_HERE`` (the other way round), and the link keeps dialing.
+        ``wrong_code_delay``: seconds each failed code check holds back every other code check
+        of this mesh (online guessing gets about one guess per delay). ``rate_limits``: what one
+        connection may send us (None: no limit)."""
+        if table_code is not None and not table_code:
+            raise ValueError("a table code cannot be empty (None means no code)")
         self.gossip = gossip
         self.delay = delay
         """Fault injection for tests: seconds to hold back each outgoing frame (order kept)."""
@@ -129,6 +216,15 @@ class Mesh:
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self.port = 0
+        self._table_code = table_code
+        self.wrong_code_delay = wrong_code_delay
+        self.rate_limits = rate_limits
+        self._code_checks_open_at = 0.0
+        """Loop time before which no code is checked: ``wrong_code_delay`` after a failed one."""
+        self._frame_keys: weakref.WeakKeyDictionary[asyncio.StreamWriter, _FrameTags] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The tags of what we write on each authenticated connection."""
 
     async def async_listen(self, host: str, port: int = 0) -> int:
         """Accept connections on ``host:port`` (0 picks a free port); the port."""
@@ -262,20 +358,30 @@ class Mesh:
         who = expected or _address_of(writer)
         link: _Link | None = None
         try:
+            dialer_hello = b""
             if expected is not None:
-                self._send_hello(writer, self._link(expected))
-            hello, resume, listen = await self._read_hello(reader, who)
+                dialer_hello = self._send_hello(writer, self._link(expected))
+            hello, resume, listen, their_hello = await self._read_hello(reader, who)
             if expected is not None and hello.peer != expected:
                 raise _Refused(f"expected peer {expected!r} but {hello.peer!r} answered")
+            if self._existing_connection_wins(hello.peer):
+                raise _Refused(_DUPLICATE)
+            if expected is None:
+                dialer_hello = their_hello
+                listener_hello = self._send_hello(writer, self._links.get(hello.peer))
+            else:
+                listener_hello = their_hello
+            incoming_tags: _FrameTags | None = None
+            if self._table_code is not None:
+                incoming_tags = await self._authenticate(
+                    reader, writer, who, expected is not None, dialer_hello, listener_hello
+                )
+                # The key exchange let other connections run: the pair may have linked meanwhile.
+                if self._existing_connection_wins(hello.peer):
+                    raise _Refused(_DUPLICATE)
             link = self._link(hello.peer)
             if link.writer is not None:
-                # One connection per pair: the one dialed by the smaller peer id wins.
-                mine_wins = (self.me.peer < hello.peer) == link.dialed_by_me
-                if mine_wins:
-                    raise _Refused(_DUPLICATE)
-                link.writer.close()
-            if expected is None:
-                self._send_hello(writer, link)
+                link.writer.close()  # one connection per pair: this one wins (see above)
             restarted = (
                 link.remote_incarnation is not None and link.remote_incarnation != hello.incarnation
             )
@@ -298,7 +404,7 @@ class Mesh:
                 self._write(writer, [_KIND_DATA, seq, data])
             self._share_addresses(link)
             self._on_connected(hello, restarted)
-            await self._pump(reader, writer, link)
+            await self._pump(reader, writer, link, incoming_tags)
         except _Refused as refusal:
             self._write(writer, [_KIND_REFUSE, str(refusal)[:_MAX_TEXT]])
             if str(refusal) != _DUPLICATE:
@@ -307,7 +413,7 @@ class Mesh:
             if not str(problem).endswith(_DUPLICATE):  # the other end kept its twin connection
                 log.warning("closing connection to %s: %s", who, problem)
                 self._on_problem(who, str(problem))
-        except (OSError, asyncio.IncompleteReadError, ConnectionError):
+        except (OSError, asyncio.IncompleteReadError, ConnectionError, asyncio.TimeoutError):
             pass
         finally:
             with contextlib.suppress(Exception):
@@ -317,11 +423,121 @@ class Mesh:
                 if not self._closing:
                     self._on_disconnected(link.peer)
 
+    def _existing_connection_wins(self, peer: str) -> bool:
+        """One connection per pair: of two, the one dialed by the smaller peer id wins."""
+        link = self._links.get(peer)
+        if link is None or link.writer is None:
+            return False
+        return (self.me.peer < peer) == link.dialed_by_me
+
+    async def _authenticate(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        who: str,
+        dialed: bool,
+        dialer_hello: bytes,
+        listener_hello: bytes,
+    ) -> _FrameTags:
+        """Prove both ends know the table code; the tags of the frames the other end writes.
+
+        The dialer confirms first and the listener answers only a right confirmation, so a
+        guesser who dials learns nothing before its guess is checked, and every check waits
+        its turn behind the penalty of a failed one."""
+        assert self._table_code is not None
+        loop = asyncio.get_running_loop()
+        exchange = spake2.SPAKE2_Symmetric(
+            self._table_code.encode(), idSymmetric=_KEY_EXCHANGE_ID + self.me.table.encode()
+        )
+        # Pure-Python curve arithmetic (about 10 ms a step): off the loop, so other links flow.
+        outbound = await loop.run_in_executor(None, exchange.start)
+        self._write(writer, [_KIND_KEY_EXCHANGE, outbound])
+        inbound = await self._read_handshake(reader, who, _KIND_KEY_EXCHANGE, _KEY_EXCHANGE_SIZE)
+        try:
+            shared = await loop.run_in_executor(None, exchange.finish, inbound)
+        except Exception:  # spake2 raises several types for a bad point or a reflected message
+            raise _Broken(f"bad key exchange message from {who}") from None
+        keys = _SessionKeys.derive(shared, dialer_hello, listener_hello, dialed)
+        if dialed:
+            await self._code_check_turn()
+            self._write(writer, [_KIND_CONFIRM, keys.my_confirmation])
+            try:
+                answer = await self._read_handshake(reader, who, _KIND_CONFIRM, _CONFIRMATION_SIZE)
+                if not hmac.compare_digest(answer, keys.their_confirmation):
+                    raise _Refused(WRONG_CODE)
+            except Exception:
+                # Our confirmation answered one guess of whoever listens there: hold the other
+                # checks back as a listener does (but report this failure at once).
+                self._hold_code_checks()
+                raise
+        else:
+            answer = await self._read_handshake(reader, who, _KIND_CONFIRM, _CONFIRMATION_SIZE)
+            await self._code_check_turn()
+            if not hmac.compare_digest(answer, keys.their_confirmation):
+                self._hold_code_checks()
+                await asyncio.sleep(self.wrong_code_delay)  # the guesser waits for its answer too
+                raise _Refused(WRONG_CODE)
+            self._write(writer, [_KIND_CONFIRM, keys.my_confirmation])
+        self._frame_keys[writer] = _FrameTags(keys.outgoing)
+        return _FrameTags(keys.incoming)
+
+    async def _code_check_turn(self) -> None:
+        """Wait until no failed check holds the code checks back; a handshake that would wait
+        past its time limit is given up. No await may come between this and the check itself:
+        then whoever is let in first and fails holds back the others let in at the same time."""
+        loop = asyncio.get_running_loop()
+        give_up_at = loop.time() + _HANDSHAKE_TIMEOUT
+        while (wait := self._code_checks_open_at - loop.time()) > 0:
+            if self._code_checks_open_at > give_up_at:
+                raise asyncio.TimeoutError
+            await asyncio.sleep(wait)
+
+    def _hold_code_checks(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._code_checks_open_at = max(
+            self._code_checks_open_at, loop.time() + self.wrong_code_delay
+        )
+
+    async def _read_handshake(
+        self, reader: asyncio.StreamReader, who: str, kind: int, size: int
+    ) -> bytes:
+        """The payload of the next handshake frame, of ``kind`` and ``size`` bytes."""
+        raw = await asyncio.wait_for(self._read_raw(reader, who, None), _HANDSHAKE_TIMEOUT)
+        body = self._decode(raw, who)
+        if _is_refusal(body):
+            raise _refusal_from(who, body[1])
+        if not (
+            isinstance(body, list)
+            and len(body) == 2
+            and body[0] == kind
+            and isinstance(body[1], bytes)
+            and len(body[1]) == size
+        ):
+            raise _Broken(f"malformed handshake frame from {who}")
+        payload: bytes = body[1]
+        return payload
+
     async def _pump(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, link: _Link
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        link: _Link,
+        incoming_tags: _FrameTags | None,
     ) -> None:
-        while True:
-            body = await self._read_frame(reader, link.peer)
+        meter = _Meter(self.rate_limits, asyncio.get_running_loop().time())
+        for handled in itertools.count(1):
+            raw = await self._read_raw(reader, link.peer, incoming_tags)
+            wait = meter.charge(len(raw), asyncio.get_running_loop().time())
+            if handled % _FRAMES_PER_TURN == 0 and wait <= 0:
+                # Reading buffered frames never yields: let the other links have the loop.
+                await asyncio.sleep(0)
+            if wait > 0:
+                # Over its rate: read nothing more from this peer for now. Its bytes pile up in
+                # the socket buffers until TCP stops it; the other links are not held up.
+                await asyncio.sleep(wait)
+                if link.writer is not writer:
+                    return  # replaced by a newer connection (or forgotten) meanwhile
+            body = self._decode(raw, link.peer)
             kind = body[0] if isinstance(body, list) and body else None
             if (
                 kind == _KIND_DATA
@@ -341,7 +557,8 @@ class Mesh:
                     link.ack_scheduled = True
                     asyncio.get_running_loop().call_soon(self._ack, link, writer)
             elif kind == _KIND_EPHEMERAL and len(body) == 2 and isinstance(body[1], bytes):
-                self._ephemeral(link.peer, body[1])
+                if meter.allow_ephemeral(asyncio.get_running_loop().time()):
+                    self._ephemeral(link.peer, body[1])
             elif kind == _KIND_ACK and len(body) == 2 and isinstance(body[1], int):
                 self._trim(link, body[1])
             elif kind == _KIND_PEERS and len(body) == 2 and isinstance(body[1], list):
@@ -412,41 +629,39 @@ class Mesh:
                 # A restarted peer listens on a new port: dial the address heard most recently.
                 self.connect(peer, host, port)
 
-    def _send_hello(self, writer: asyncio.StreamWriter, link: _Link | None) -> None:
+    def _send_hello(self, writer: asyncio.StreamWriter, link: _Link | None) -> bytes:
+        """Write our hello; its body, which the key confirmation covers."""
         me = self.me
         resume = link.received if link is not None else 0
         known = link.remote_incarnation if link is not None else None
         listen = list(self._listen) if self._listen is not None else None
-        self._write(
-            writer,
-            [
-                _KIND_HELLO,
-                me.protocol,
-                me.table,
-                me.peer,
-                me.name,
-                me.incarnation,
-                resume,
-                -1 if known is None else known,
-                listen,
-            ],
-        )
+        hello: list[Any] = [
+            _KIND_HELLO,
+            me.protocol,
+            me.table,
+            me.peer,
+            me.name,
+            me.incarnation,
+            resume,
+            -1 if known is None else known,
+            listen,
+        ]
+        if self._table_code is not None:
+            hello.append(_CODE_SCHEME)
+        return self._write(writer, hello)
 
     async def _read_hello(
         self, reader: asyncio.StreamReader, who: str
-    ) -> tuple[Hello, int, tuple[str, int] | None]:
-        body = await asyncio.wait_for(self._read_frame(reader, who), timeout=5.0)
-        if (
-            isinstance(body, list)
-            and body
-            and body[0] == _KIND_REFUSE
-            and len(body) == 2
-            and isinstance(body[1], str)
-        ):
-            raise _Broken(f"{who} refused the connection: {body[1][:_MAX_TEXT]}")
-        if not (isinstance(body, list) and len(body) == 9 and body[0] == _KIND_HELLO):
+    ) -> tuple[Hello, int, tuple[str, int] | None, bytes]:
+        """The other side's hello, its resume number, listening address and body."""
+        raw = await asyncio.wait_for(self._read_raw(reader, who, None), _HANDSHAKE_TIMEOUT)
+        body = self._decode(raw, who)
+        if _is_refusal(body):
+            raise _refusal_from(who, body[1])
+        if not (isinstance(body, list) and len(body) in (9, 10) and body[0] == _KIND_HELLO):
             raise _Broken(f"malformed hello from {who}")
-        _, protocol, table, peer, name, incarnation, resume, known, listen_field = body
+        _, protocol, table, peer, name, incarnation, resume, known, listen_field = body[:9]
+        scheme = body[9] if len(body) == 10 else None
         listen: tuple[str, int] | None = None
         if listen_field is not None:
             if not (
@@ -482,23 +697,40 @@ class Mesh:
             raise _Refused(f"this is table {self.me.table}, not {table}")
         if peer == self.me.peer:
             raise _Refused("a peer cannot connect to itself")
+        if scheme is None and self._table_code is not None:
+            raise _Refused(CODE_NEEDED)
+        if scheme is not None and self._table_code is None:
+            raise _Refused(NO_CODE_HERE)
+        if scheme is not None and scheme != _CODE_SCHEME:
+            raise _Refused(f"table code scheme {str(scheme)[:40]!r} is not ours: update every peer")
         refusal = self._accept(hello)
         if refusal is not None:
             raise _Refused(refusal)
         # A resume number only counts for the incarnation it was recorded against.
-        return hello, resume if known == self.me.incarnation else 0, listen
+        return hello, resume if known == self.me.incarnation else 0, listen, raw
 
-    async def _read_frame(self, reader: asyncio.StreamReader, who: str) -> Any:
+    async def _read_raw(
+        self, reader: asyncio.StreamReader, who: str, tags: _FrameTags | None
+    ) -> bytes:
+        """The body of the next frame; with ``tags``, the checked body without its tag."""
         header = await reader.readexactly(_HEADER.size)
         (length,) = _HEADER.unpack(header)
-        if length > self.max_frame:
-            raise _Broken(
-                f"frame of {length} bytes from {who} is over the {self.max_frame} byte limit"
-            )
-        body = await reader.readexactly(length)
+        limit = self.max_frame if tags is None else self.max_frame + _TAG_SIZE
+        if length > limit:
+            raise _Broken(f"frame of {length} bytes from {who} is over the {limit} byte limit")
+        raw = await reader.readexactly(length)
+        if tags is None:
+            return raw
+        number = tags.count + 1
+        body, tag = raw[:-_TAG_SIZE], raw[-_TAG_SIZE:]
+        if len(raw) < _TAG_SIZE or not hmac.compare_digest(tag, tags.next_tag(body)):
+            raise _Broken(f"frame {number} from {who} failed authentication")
+        return body
+
+    def _decode(self, raw: bytes, who: str) -> Any:
         try:
             return msgpack.unpackb(
-                body,
+                raw,
                 raw=False,
                 strict_map_key=True,
                 use_list=True,
@@ -511,10 +743,112 @@ class Mesh:
         except Exception as error:  # msgpack raises several types for hostile input
             raise _Broken(f"undecodable frame from {who}: {type(error).__name__}") from None
 
-    @staticmethod
-    def _write(writer: asyncio.StreamWriter, body: list[Any]) -> None:
-        data = msgpack.packb(body, use_bin_type=True)
-        writer.write(_HEADER.pack(len(data)) + data)
+    def _write(self, writer: asyncio.StreamWriter, body: list[Any]) -> bytes:
+        """Write one frame (with its tag on an authenticated connection); the body written."""
+        data: bytes = msgpack.packb(body, use_bin_type=True)
+        tags = self._frame_keys.get(writer)
+        if tags is None:
+            writer.write(_HEADER.pack(len(data)) + data)
+        else:
+            writer.write(_HEADER.pack(len(data) + _TAG_SIZE) + data + tags.next_tag(data))
+        return data
+
+
+class _FrameTags:
+    """The tags of one direction of an authenticated connection: HMAC-SHA256, cut to 16 bytes,
+    over the number of the frame in that direction (counted from 1 by both ends) and its body."""
+
+    def __init__(self, key: bytes) -> None:
+        self._mac = hmac.new(key, digestmod=hashlib.sha256)
+        self.count = 0
+
+    def next_tag(self, body: bytes) -> bytes:
+        self.count += 1
+        mac = self._mac.copy()
+        mac.update(_COUNTER.pack(self.count))
+        mac.update(body)
+        return mac.digest()[:_TAG_SIZE]
+
+
+@dataclass(frozen=True)
+class _SessionKeys:
+    """What one end of a connection derives from the SPAKE2 key and both hellos."""
+
+    my_confirmation: bytes
+    their_confirmation: bytes
+    outgoing: bytes
+    incoming: bytes
+
+    @classmethod
+    def derive(
+        cls, shared: bytes, dialer_hello: bytes, listener_hello: bytes, dialed: bool
+    ) -> _SessionKeys:
+        # Every hello field was sent in the clear: binding both hellos into the session key
+        # makes the confirmation fail if anyone changed one (or spliced another table's).
+        transcript = hashlib.sha256()
+        for hello in (dialer_hello, listener_hello):
+            transcript.update(_HEADER.pack(len(hello)) + hello)
+        session = hmac.digest(shared, b"net.transport session " + transcript.digest(), "sha256")
+
+        def key(label: bytes) -> bytes:
+            return hmac.digest(session, label, "sha256")
+
+        # Each direction has its own confirmation and frame key, so nothing one end writes can
+        # be reflected back at it.
+        by_dialer = key(b"confirm dialer to listener"), key(b"frames dialer to listener")
+        by_listener = key(b"confirm listener to dialer"), key(b"frames listener to dialer")
+        mine, theirs = (by_dialer, by_listener) if dialed else (by_listener, by_dialer)
+        return cls(mine[0], theirs[0], mine[1], theirs[1])
+
+
+class _TokenBucket:
+    """Tokens refill at ``rate`` a second up to ``burst``; taking may run into debt."""
+
+    def __init__(self, rate: float, burst: float, now: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = now
+
+    def take(self, amount: float, now: float) -> float:
+        """Take ``amount`` tokens; the seconds until the debt, if any, is paid back."""
+        self._refill(now)
+        self.tokens -= amount
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
+
+    def take_if_there(self, amount: float, now: float) -> bool:
+        self._refill(now)
+        if self.tokens < amount:
+            return False
+        self.tokens -= amount
+        return True
+
+    def _refill(self, now: float) -> None:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+
+class _Meter:
+    """The rate limits of what one connection sends us (none when ``limits`` is None)."""
+
+    def __init__(self, limits: RateLimits | None, now: float) -> None:
+        self._buckets: tuple[_TokenBucket, _TokenBucket, _TokenBucket] | None = None
+        if limits is not None:
+            self._buckets = (
+                _TokenBucket(limits.frames_per_second, limits.frame_burst, now),
+                _TokenBucket(limits.bytes_per_second, limits.byte_burst, now),
+                _TokenBucket(limits.ephemeral_per_second, limits.ephemeral_burst, now),
+            )
+
+    def charge(self, size: int, now: float) -> float:
+        """Count one frame of ``size`` bytes; the seconds to stop reading for."""
+        if self._buckets is None:
+            return 0.0
+        frames, octets, _ = self._buckets
+        return max(frames.take(1, now), octets.take(size, now))
+
+    def allow_ephemeral(self, now: float) -> bool:
+        return self._buckets is None or self._buckets[2].take_if_there(1, now)
 
 
 class _Refused(Exception):
@@ -523,6 +857,23 @@ class _Refused(Exception):
 
 class _Broken(Exception):
     """The other side broke the protocol: close the connection."""
+
+
+def _refusal_from(who: str, reason: str) -> _Broken:
+    """The other side refused us during the handshake. A code refusal is reported as its bare
+    constant, as the refusing side reports it, so that the application can tell the user."""
+    if reason in (CODE_NEEDED, NO_CODE_HERE, WRONG_CODE):
+        return _Broken(reason)
+    return _Broken(f"{who} refused the connection: {reason[:_MAX_TEXT]}")
+
+
+def _is_refusal(body: Any) -> bool:
+    return (
+        isinstance(body, list)
+        and len(body) == 2
+        and body[0] == _KIND_REFUSE
+        and isinstance(body[1], str)
+    )
 
 
 def _tune(writer: asyncio.StreamWriter) -> None:

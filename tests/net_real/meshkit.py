@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 from net.transport import Hello, Mesh
 
@@ -22,6 +23,7 @@ class RecordingMesh:
     """A mesh whose received frames, ephemeral frames, links and problems are recorded.
 
     With ``explode``, its ephemeral handler raises on the payload ``b"boom"`` (a handler bug).
+    ``options`` go to the ``Mesh`` (a table code, rate limits...).
     """
 
     def __init__(
@@ -31,6 +33,7 @@ class RecordingMesh:
         protocol: int = 1,
         table: str = "t1",
         explode: bool = False,
+        **options: Any,
     ) -> None:
         self.frames: list[tuple[str, bytes]] = []
         self.ephemeral: list[tuple[str, bytes]] = []
@@ -44,6 +47,7 @@ class RecordingMesh:
             on_problem=lambda w, r: self.problems.append((w, r)),
             on_ephemeral=self._ephemeral,
             max_frame=4096,
+            **options,
         )
 
     def _ephemeral(self, peer: str, data: bytes) -> None:

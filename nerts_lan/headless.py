@@ -28,7 +28,15 @@ from typing import Any
 
 from .bots import LEVELS
 from .engine import Options
-from .lan import LanOptions, LanSession, MemberSuspectedEvent, TableInfo, persistent_peer_id
+from .lan import (
+    LanOptions,
+    LanSession,
+    MemberSuspectedEvent,
+    TableInfo,
+    make_table_code,
+    normalize_code,
+    persistent_peer_id,
+)
 from .matchlog import damage_report, data_folder, read_match_log, replay_match_log
 from .replica import RoundEnded
 from .session import MatchEnded, PeerBack, PeerLost, RoundStarted
@@ -82,6 +90,13 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="leave after N rounds (default: play the match to its end)",
     )
+    parser.add_argument(
+        "--code",
+        default=None,
+        metavar="CODE",
+        help="the table's code: a host makes its table private with it, a joiner proves it "
+        "knows it (case, spaces and dashes do not matter)",
+    )
     parser.add_argument("--peer-id", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--verbose",
@@ -96,6 +111,11 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
 def add_host_arguments(parser: argparse.ArgumentParser) -> None:
     add_common_arguments(parser)
     parser.add_argument("--table", default=None, help="the table's name")
+    parser.add_argument(
+        "--private",
+        action="store_true",
+        help="give the table a fresh code (printed in the hosting line) that joiners must type",
+    )
     parser.add_argument(
         "--players",
         type=int,
@@ -162,6 +182,8 @@ def run_host(args: argparse.Namespace) -> int:
         return _usage("host", "--players must be from 1 to 16")
     lan = _lan_options(args, name)
     lan.players = args.players or 1
+    if args.private and lan.table_code is None:
+        lan.table_code = make_table_code()
     session = LanSession.host(lan, settings)
     agent = session.agent
     _emit(
@@ -171,6 +193,7 @@ def run_host(args: argparse.Namespace) -> int:
             "id": agent.table_id,
             "port": agent.port,
             "peer": lan.peer_id,
+            "code": lan.table_code,
         }
     )
     return _play(session, args)
@@ -201,8 +224,12 @@ def run_join(args: argparse.Namespace) -> int:
             "address": table.address,
             "port": table.port,
             "host": table.host_name,
+            "needs_code": table.needs_code,
         }
     )
+    if table.needs_code and lan.table_code is None:
+        _emit({"event": "error", "message": "this table needs a code: ask its host, add --code"})
+        return 1
     session = LanSession.join(lan, table)
     return _play(session, args)
 
@@ -302,12 +329,14 @@ def run_tables(args: argparse.Namespace) -> int:
                     "state": table.state,
                     "address": table.address,
                     "port": table.port,
+                    "needs_code": table.needs_code,
                 }
             )
         else:
+            private = ", needs a code" if table.needs_code else ""
             print(
                 f"{table.name}  [{table.table_id}]  hosted by {table.host_name}, {table.mode}, "
-                f"{table.seats_taken}/{table.seats_total} seats, {table.state}, "
+                f"{table.seats_taken}/{table.seats_total} seats, {table.state}{private}, "
                 f"{table.address}:{table.port}"
             )
     if not tables and not args.json:
@@ -386,6 +415,11 @@ def _play(session: LanSession, args: argparse.Namespace) -> int:
                 result = 1
                 break
             session.wait(0.1)
+            refused = session.start_error()
+            if refused is not None:
+                _emit({"event": "error", "message": f"the table refused us: {refused}"})
+                result = 1
+                break
             agent = session.agent
             if not joined_reported and agent.joined:
                 joined_reported = True
@@ -470,6 +504,9 @@ def _lan_options(args: argparse.Namespace, name: str) -> LanOptions:
         raise SystemExit(_usage_text("--rounds must be at least 1"))
     _configure_logging(args)
     peer_id = args.peer_id or persistent_peer_id(name)
+    code = normalize_code(args.code) if args.code is not None else None
+    if args.code is not None and code is None:
+        raise SystemExit(_usage_text("--code must not be empty"))
     return LanOptions(
         name=name,
         peer_id=peer_id,
@@ -478,6 +515,7 @@ def _lan_options(args: argparse.Namespace, name: str) -> LanOptions:
         bot=args.bot,
         bot_delay=args.bot_delay,
         log_folder=str(data_folder() / "logs"),
+        table_code=code,
     )
 
 

@@ -56,7 +56,7 @@ from net.events import (
 )
 from net.node import Node
 from net.runtime import NetworkThread
-from net.transport import Hello
+from net.transport import CODE_NEEDED, NO_CODE_HERE, WRONG_CODE, Hello
 
 from .actions import MAX_NAME_LENGTH, Action, MalformedError
 from .bots import Bot
@@ -80,6 +80,7 @@ from .table import (
 __all__ = [
     "PROTOCOL",
     "SERVICE_TYPE",
+    "JoinRefused",
     "LanOptions",
     "LanSession",
     "LobbyView",
@@ -89,6 +90,8 @@ __all__ = [
     "decode_cursor",
     "encode_cursor",
     "make_peer_id",
+    "make_table_code",
+    "normalize_code",
     "persistent_peer_id",
     "table_from_advert",
 ]
@@ -99,6 +102,10 @@ PROTOCOL = 1
 
 MIN_BOT_INTERVAL = 0.002
 """Seconds between two actions of one bot on the LAN, whatever its level."""
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 4
+MAX_CODE_LENGTH = 32
 
 HASH_INTERVAL = 32
 """Stable entries between two state-hash exchanges."""
@@ -127,6 +134,19 @@ class TableInfo:
     version: int
     address: str
     port: int
+    needs_code: bool = False
+    """The host gave the table a code: joining takes it."""
+
+
+CODE_REFUSALS = (WRONG_CODE, CODE_NEEDED, NO_CODE_HERE)
+"""What the table answers a peer whose code does not match."""
+
+
+@dataclass(frozen=True)
+class JoinRefused:
+    """The table refused us: the code was wrong, or missing, or it has none."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -207,12 +227,29 @@ class LanOptions:
     core: CoreConfig = field(default_factory=CoreConfig)
     log_folder: str | None = None
     """Where the match log is appended (None: no log)."""
+    table_code: str | None = None
+    """The table's code (``normalize_code`` it first): only peers that know it link with us,
+    and every frame between us is authenticated. None: an open table."""
 
 
 def make_peer_id(name: str, suffix: str | None = None) -> str:
     """A peer id from a display name: a readable slug plus a random (or given) suffix."""
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:32] or "peer"
     return f"{slug}-{suffix or secrets.token_hex(4)}"
+
+
+def make_table_code() -> str:
+    """A fresh code for a private table: four characters that cannot be misread (no 0/O, 1/I).
+    32⁴ codes, and each wrong guess costs the guesser a second (``net.transport``)."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normalize_code(typed: str) -> str | None:
+    """What a player typed as a table code, the way both ends compare it: upper case, without
+    spaces or dashes, and the easily confused 0/O and 1/I read as O and I. None when empty."""
+    code = "".join(ch for ch in typed.upper() if not ch.isspace() and ch != "-")
+    code = code.replace("0", "O").replace("1", "I")
+    return code[:MAX_CODE_LENGTH] or None
 
 
 def persistent_peer_id(name: str) -> str:
@@ -251,6 +288,7 @@ def table_from_advert(advert: Advert) -> TableInfo | None:
             version=int(props.get("v", "0")),
             address=advert.addresses[0],
             port=advert.port,
+            needs_code=props.get("code") == "1",
         )
     except (KeyError, ValueError, IndexError):
         return None
@@ -284,6 +322,9 @@ class TableAgent:
         self._trace = _Trace.from_environment()
         self._log: MatchLogWriter | None = None
         self.log_path: Path | None = None
+        self._contact: str | None = None
+        self.refused: str | None = None
+        """Why the table refused us (a code problem), once it did."""
 
     # --- start and stop (coroutines run in the network loop) ------------------------------------
 
@@ -311,6 +352,7 @@ class TableAgent:
             self.options.core,
             self.options.incarnation,
         )
+        self._contact = table.host_peer
         await self._start_node(core)
         assert self.node is not None
         self.node.contact(table.host_peer, table.address, table.port)
@@ -379,11 +421,19 @@ class TableAgent:
             core,
             hello,
             on_events=self._on_events,
-            on_problem=lambda who, reason: log.warning("%s: %s", who, reason),
+            on_problem=self._on_link_problem,
             delay=_injected_delay(),
             on_ephemeral=self._on_ephemeral,
+            table_code=self.options.table_code,
         )
         self.port = await self.node.async_start(interface)
+
+    def _on_link_problem(self, who: str, reason: str) -> None:
+        log.warning("%s: %s", who, reason)
+        if not self.joined and who == self._contact and reason in CODE_REFUSALS:
+            # The table will not have us with this code: no use dialing on.
+            self.refused = reason
+            self.network.post(JoinRefused(reason))
 
     def _on_events(self, events: list[Event]) -> None:
         machine = self.machine
@@ -711,6 +761,7 @@ class TableAgent:
             "mode": "partnership" if settings.partnership else "singles",
             "seats": f"{len(self.machine.seats)}/{settings.teams * settings.per_team}",
             "state": "lobby" if phase == "lobby" else ("over" if phase == "over" else "playing"),
+            "code": "1" if self.options.table_code else "0",
         }
         addresses = (self.options.interface,) if self.options.interface else _local_addresses()
         advert = Advert(
@@ -813,7 +864,10 @@ class LanSession:
         return self._lobby
 
     def start_error(self) -> str | None:
-        """Why opening or joining the table failed, once it did (``wait=False``)."""
+        """Why opening or joining the table failed, once it did: it could not start
+        (``wait=False``), or the table refused us (its code)."""
+        if self._agent.refused is not None:
+            return self._agent.refused
         starting = self._starting
         if starting is None or not starting.done() or starting.cancelled():
             return None

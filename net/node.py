@@ -35,11 +35,14 @@ class Node:
         max_frame: int = DEFAULT_MAX_FRAME,
         delay: Callable[[], float] | None = None,
         on_ephemeral: Callable[[str, bytes], None] = lambda peer, data: None,
+        table_code: str | None = None,
     ) -> None:
         """``on_link(peer, up)`` tells when a TCP link comes up or goes down (a vanished peer is
         noticed by the core's own timers too); ``on_problem(who, reason)`` reports a connection
         closed for a protocol problem; ``on_ephemeral(peer, data)`` hands over a best-effort
-        frame from a linked peer (outside the ordered log, see ``broadcast_ephemeral``)."""
+        frame from a linked peer (outside the ordered log, see ``broadcast_ephemeral``);
+        ``table_code``: link only with peers that know it, every frame authenticated (see
+        ``net.transport``)."""
         self.core = core
         self.clock = clock
         self._on_events = on_events
@@ -54,6 +57,7 @@ class Node:
             max_frame=max_frame,
             delay=delay,
             on_ephemeral=on_ephemeral,
+            table_code=table_code,
         )
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
@@ -111,6 +115,8 @@ class Node:
             for event in events:
                 if isinstance(event, ProtocolViolated):
                     self._on_problem(event.peer, f"{event.field}: {event.reason}")
+                    # The core ignores that peer from now on: stop reading what it sends too.
+                    self.mesh.forget(event.peer)
             self._on_events(events)
             self._flush()
 

@@ -235,10 +235,13 @@ def _window_class() -> Any:
             self._show_lobby(host_form=True)
 
         def join_table(self, table: TableInfo) -> None:
+            if table.needs_code:
+                self._show_lobby(host_form=False, code_table=table)  # asks for the code first
+                return
             self.lobby.join(self._player_name(), table.table_id)
             self._show_lobby(host_form=False)
 
-        def _show_lobby(self, host_form: bool) -> None:
+        def _show_lobby(self, host_form: bool, code_table: TableInfo | None = None) -> None:
             player = self._player_name()
             self._replace(
                 LobbyScreen(
@@ -250,6 +253,7 @@ def _window_class() -> Any:
                     self.start_session,
                     self.show_menu,
                     host_form=host_form,
+                    code_table=code_table,
                 )
             )
 

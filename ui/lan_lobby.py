@@ -19,11 +19,13 @@ from typing import Any
 
 from nerts_lan.engine import Options
 from nerts_lan.lan import (
+    CODE_REFUSALS,
     PROTOCOL,
     SERVICE_TYPE,
     LanOptions,
     LanSession,
     LobbyView,
+    normalize_code,
     persistent_peer_id,
     table_from_advert,
 )
@@ -33,6 +35,7 @@ from nerts_lan.session import Session
 from nerts_lan.table import TableSettings
 from net.discovery import Advert, Discovery
 from net.runtime import NetworkThread
+from net.transport import WRONG_CODE
 
 from .lobby import HostRequest, TableInfo
 
@@ -93,9 +96,13 @@ class LanLobby:
             self._problem = str(error)
             return
         self._problem = ""
-        self._start(LanSession.host(self._options(player), settings, wait=False))
+        options = self._options(player)
+        options.table_code = normalize_code(request.code) if request.code else None
+        self._start(LanSession.host(options, settings, wait=False))
 
-    def join(self, player: str, table_id: str, team: int | None = None) -> None:
+    def join(
+        self, player: str, table_id: str, team: int | None = None, code: str | None = None
+    ) -> None:
         self.leave()
         table = self.advertised(table_id)
         if table is None:
@@ -104,6 +111,7 @@ class LanLobby:
         self._problem = ""
         options = self._options(player, team)
         options.incarnation = int(time.time() * 1000)
+        options.table_code = normalize_code(code) if code else None
         self._start(LanSession.join(options, table, wait=False))
 
     def _options(self, player: str, team: int | None = None) -> LanOptions:
@@ -131,6 +139,10 @@ class LanLobby:
     @property
     def problem(self) -> str:
         return self._problem
+
+    @property
+    def table_code(self) -> str | None:
+        return self.session.agent.options.table_code if self.session is not None else None
 
     def lobby(self) -> LobbyView | None:
         return self.session.lobby if self.session is not None else None
@@ -166,7 +178,12 @@ class LanLobby:
         events = session.poll(now)
         error = session.start_error()
         if error is not None:
-            self._problem = f"could not reach the table: {error}"
+            if error == WRONG_CODE:
+                self._problem = "wrong code: check it with the host and try again"
+            elif error in CODE_REFUSALS:
+                self._problem = f"the table refused us: {error}"
+            else:
+                self._problem = f"could not reach the table: {error}"
             self.leave()
             return None
         if session.dealt:
@@ -236,4 +253,5 @@ def _listed(table: AdvertisedTable) -> TableInfo:
         started=table.state != "lobby",
         taken=table.seats_taken,
         total=table.seats_total,
+        needs_code=table.needs_code,
     )

@@ -39,6 +39,8 @@ class TableInfo:
     """Seats taken (when the advert says, without names)."""
     total: int = 0
     """Seats at the table (teams times players per team)."""
+    needs_code: bool = False
+    """The host made the table private: joining takes its code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,8 @@ class HostRequest:
     options: Options = field(default_factory=Options)
     partnership: bool = False
     seats: int = 4
+    code: str | None = None
+    """A code the joiners must type (None: an open table)."""
 
 
 class LobbyProvider(Protocol):
@@ -62,8 +66,11 @@ class LobbyProvider(Protocol):
         """Open a table and sit at it."""
         ...
 
-    def join(self, player: str, table_id: str, team: int | None = None) -> None:
-        """Sit at a table, on ``team`` (None: the first team with a free seat)."""
+    def join(
+        self, player: str, table_id: str, team: int | None = None, code: str | None = None
+    ) -> None:
+        """Sit at a table, on ``team`` (None: the first team with a free seat), with the
+        table's ``code`` if it has one."""
         ...
 
     def set_ready(self, ready: bool) -> None:
@@ -96,6 +103,11 @@ class LobbyProvider(Protocol):
         """Why the last host or join failed ("" when it did not)."""
         ...
 
+    @property
+    def table_code(self) -> str | None:
+        """The code of the table the player is at (None: an open table, or at none)."""
+        ...
+
     def leave(self) -> None:
         """Leave the table the player sits at."""
         ...
@@ -120,7 +132,9 @@ class NoNetwork:
         if self._status:
             self._status("hosting a LAN table is not available yet: try Practice")
 
-    def join(self, player: str, table_id: str, team: int | None = None) -> None:
+    def join(
+        self, player: str, table_id: str, team: int | None = None, code: str | None = None
+    ) -> None:
         if self._status:
             self._status("joining a LAN table is not available yet")
 
@@ -146,6 +160,10 @@ class NoNetwork:
     @property
     def problem(self) -> str:
         return ""
+
+    @property
+    def table_code(self) -> str | None:
+        return None
 
     def leave(self) -> None:
         pass

@@ -1,7 +1,9 @@
 """The table's lobby: host a table (its options), then who is here, the teams, ready and Start.
 
 Two steps on one screen. ``host_form=True`` starts with the host's choices (the table's name,
-teams, partnership, flip, target) and "Open table"; after hosting or joining it shows the table
+teams, partnership, flip, target, private with a fresh code or open) and "Open table";
+``code_table`` starts with the code a private table asks for (and comes back to it when the code
+was wrong); after hosting or joining it shows the table (with its code, for a private one)
 as the ``LobbyProvider`` reports it: members, each team's seats (with a "Sit here" button for
 another team, and "+ Bot" for the host), who is ready, the player's Ready toggle and, for the
 host, Start, enabled only when the table machine says the match can start (its reason shows
@@ -18,12 +20,12 @@ from pyglet.graphics import Group
 from pyglet.window import key as keys
 
 from nerts_lan.engine import BACK_COLOURS, Options
-from nerts_lan.lan import LobbyView
+from nerts_lan.lan import LobbyView, make_table_code, normalize_code
 from nerts_lan.session import Session
 
 from .config import Settings
 from .layout import Rect
-from .lobby import HostRequest, LobbyProvider
+from .lobby import HostRequest, LobbyProvider, TableInfo
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
 from .widgets import Button, FormScreen, Panel, TextField
 
@@ -46,6 +48,7 @@ class LobbyScreen(FormScreen):
         on_session: Callable[[Session], None],
         on_back: Callable[[], None],
         host_form: bool = False,
+        code_table: TableInfo | None = None,
     ) -> None:
         self.window = window
         self.batch = batch
@@ -55,6 +58,12 @@ class LobbyScreen(FormScreen):
         self.on_session = on_session
         self.on_back = on_back
         self.host_form = host_form
+        self.code_table = code_table
+        """The private table the player is joining: the code form shows until it lets us in."""
+        self.code: str | None = None
+        """The host's code for the table it opens (None: an open table)."""
+        self._typed_code = ""
+        self._code_problem = ""
         self.teams = 4
         self.partnership = False
         self.flip = settings.flip
@@ -94,6 +103,8 @@ class LobbyScreen(FormScreen):
         self._shown_problem = self.lobby.problem
         if self.host_form:
             self._build_form(panel)
+        elif self.code_table is not None and not self.lobby.active:
+            self._build_code_form(panel, self.code_table)
         else:
             self._build_table(panel, self._shown)
         if self._shown_problem:
@@ -131,6 +142,7 @@ class LobbyScreen(FormScreen):
             ("Partnership", "on (two per team)" if self.partnership else "off", self._partners),
             ("Flip", f"{self.flip} at a time", self._toggle_flip),
             ("Match target", str(self.target), self._next_target),
+            ("Private", f"code {self.code}" if self.code else "off (anyone joins)", self._private),
         ]
         for caption, value, action in rows:
             y -= 50
@@ -164,6 +176,11 @@ class LobbyScreen(FormScreen):
         self.target = _TARGETS[(index + 1) % len(_TARGETS)]
         self._rebuild()
 
+    def _private(self) -> None:
+        """Off → a fresh code → off: a code of our making is short and cannot be misread."""
+        self.code = None if self.code else make_table_code()
+        self._rebuild()
+
     def _open(self) -> None:
         self._store_name()
         request = HostRequest(
@@ -171,10 +188,53 @@ class LobbyScreen(FormScreen):
             Options(flip=self.flip, target=self.target),
             partnership=self.partnership,
             seats=self.teams,
+            code=self.code,
         )
         self.lobby.host(self.player, request)
         self.host_form = False
         self.name_field = None
+        self.resize(self.window.width, self.window.height)
+
+    # --- a private table's code ------------------------------------------------------------------
+
+    def _build_code_form(self, panel: Rect, table: TableInfo) -> None:
+        x, y = panel.x + 28, panel.top - 44
+        self.text(f"Join {table.name}", x, y, size=24, bold=True, colour=ACCENT)
+        y -= 44
+        self.text(
+            f"This table is private: type the code {table.host} shows on their screen",
+            x,
+            y,
+            size=14,
+            colour=TEXT_DIM,
+        )
+        y -= 56
+        self.text("Code", x, y, size=15)
+        self.name_field = TextField(
+            self.batch,
+            self.group,
+            self.text_group,
+            Rect(x + 200, y - 17, 220, 34),
+            self._typed_code,
+            max_length=32,
+        )
+        self.name_field.focus(True)
+        if self._code_problem:
+            self.text(self._code_problem, x + 200, y - 44, size=13, colour=WARN)
+        self.button(Rect(x, panel.y + 24, 200, 46), "Join", self._join_with_code, (40, 120, 72))
+        self.button(Rect(x + 220, panel.y + 24, 140, 46), "Back", self._back, (70, 70, 80))
+
+    def _join_with_code(self) -> None:
+        table = self.code_table
+        if table is None or self.name_field is None:
+            return
+        self._typed_code = self.name_field.value
+        code = normalize_code(self._typed_code)
+        if code is None:
+            self._code_problem = "type the code first"
+        else:
+            self._code_problem = ""
+            self.lobby.join(self.player, table.table_id, code=code)
         self.resize(self.window.width, self.window.height)
 
     # --- the table -----------------------------------------------------------------------------
@@ -200,6 +260,16 @@ class LobbyScreen(FormScreen):
             size=13,
             colour=TEXT_DIM,
         )
+        code = self.lobby.table_code
+        if code is not None:
+            self.text(
+                f"Table code: {code}  — the players who join type it",
+                panel.right - 520,
+                panel.top - 44,
+                size=16,
+                bold=True,
+                colour=GOOD,
+            )
         if view.phase != "lobby":
             self.text(
                 "The match is under way: you will watch it (the table opens with the next deal)",
@@ -332,20 +402,28 @@ class LobbyScreen(FormScreen):
                 field.backspace()
             elif symbol in (keys.ENTER, keys.RETURN):
                 field.focus(False)
-                self._open()
+                if self.host_form:
+                    self._open()
+                else:
+                    self._join_with_code()
             elif symbol == keys.ESCAPE:
                 field.focus(False)
         elif symbol == keys.ESCAPE:
             self._back()
         elif symbol in (keys.ENTER, keys.RETURN) and self.host_form:
             self._open()
+        elif symbol in (keys.ENTER, keys.RETURN) and self.name_field is not None:
+            self._join_with_code()  # the code form
 
     # --- drawing helpers -----------------------------------------------------------------------
 
     def _clear(self) -> None:
         self._clear_widgets()
         if self.name_field is not None:
-            self._table_name = self.name_field.value
+            if self.host_form:
+                self._table_name = self.name_field.value
+            else:
+                self._typed_code = self.name_field.value
             self.name_field.delete()
             self.name_field = None
 

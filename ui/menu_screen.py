@@ -135,6 +135,7 @@ class MenuScreen(FormScreen):
             seated = sum(len(team) for team in table.teams) or table.taken
             kind = "partners" if table.partnership else "singles"
             state = " · playing" if table.started else ""
+            state += " · needs a code" if table.needs_code else ""
             self.text(f"{table.name}  ({table.host})", x, y, size=14, bold=True)
             self.text(
                 f"{seated} seated · {table.seats} teams · {kind}{state}",

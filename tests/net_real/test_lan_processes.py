@@ -151,3 +151,40 @@ def test_a_crashed_host_finds_its_table_again_and_takes_its_seat_back(tmp_path: 
     finally:
         for peer in peers:
             peer.stop()
+
+
+def test_a_private_table_lets_in_only_who_knows_its_code(tmp_path: Path) -> None:
+    host = PeerProcess(
+        headless("host", "Ann", "Secret", *FAST, "--players", "2", "--rounds", "1", "--private"),
+        tmp_path / "ann",
+    )
+    peers = [host]
+    try:
+        code = host.wait_for("hosting")["code"]
+        # No code: the joiner is told before it dials. A wrong code: the table refuses it.
+        blind = PeerProcess(headless("join", "Eve", "Secret", *FAST), tmp_path / "eve")
+        peers.append(blind)
+        assert blind.finish(30) == 1
+        assert blind.wait_for("table_found")["needs_code"] is True
+        assert "needs a code" in blind.wait_for("error")["message"]
+        guess = "ABCD" if code != "ABCD" else "ABCE"
+        wrong = PeerProcess(
+            headless("join", "Eve", "Secret", *FAST, "--code", guess), tmp_path / "eve"
+        )
+        peers.append(wrong)
+        assert wrong.finish(30) == 1
+        assert wrong.wait_for("error")["message"] == "the table refused us: wrong table code"
+        assert "wrong table code" in host.stderr
+        # The right code, typed loosely, plays the round.
+        typed = f"{code[:2].lower()} {code[2:].lower()}"
+        bo = PeerProcess(
+            headless("join", "Bo", "Secret", *FAST, "--rounds", "1", "--code", typed),
+            tmp_path / "bo",
+        )
+        peers.append(bo)
+        for peer in (host, bo):
+            assert peer.finish(90) == 0, peer.stderr[-2000:]
+        assert _round_hashes(host) == _round_hashes(bo) and 1 in _round_hashes(host)
+    finally:
+        for peer in peers:
+            peer.stop()

@@ -232,3 +232,54 @@ def test_a_window_that_joins_mid_match_watches_the_table_read_only(lan_harness: 
         assert "watching" in screen._status.text
     finally:
         host.close()
+
+
+def test_a_private_table_asks_for_its_code_and_a_wrong_one_is_refused(
+    lan_harness: Harness, tmp_path: Path
+) -> None:
+    harness = lan_harness
+    window = harness.window
+    host = PeerProcess(
+        [*_HEADLESS_HOST, "Cy", "--table", "Private", "--private", "--players", "2", *LOOPBACK],
+        tmp_path / "cy",
+    )
+    try:
+        code = host.wait_for("hosting")["code"]
+        assert code and len(code) == 4
+        window.show_menu()
+        _run(harness, lambda: any(t.name == "Private" for t in window.current._tables))
+        assert any("needs a code" in t for t in _texts(window.current))
+        harness.click(*_button(window.current, "Join").rect.center)
+        form = window.current
+        assert _screen(harness) == "LobbyScreen" and not window.lobby.active
+        assert any("This table is private" in t for t in _texts(form))
+
+        # A wrong code: the table refuses it and the form asks again, saying so.
+        wrong = "ZZZZ" if code != "ZZZZ" else "YYYY"
+        harness.send("on_text", wrong)
+        harness.click(*_button(form, "Join").rect.center)
+        _run(harness, lambda: "wrong code" in window.lobby.problem, timeout=20)
+        _run(harness, lambda: any("This table is private" in t for t in _texts(window.current)))
+        assert window.lobby.lobby() is None
+
+        # The right code, typed in lower case with a dash, lets the player in.
+        field = window.current.name_field
+        for _ in range(len(field.value)):
+            harness.send("on_key_press", _key("BACKSPACE"), 0)
+        harness.send("on_text", f"{code[:2].lower()}-{code[2:].lower()}")
+        harness.send("on_key_press", _key("ENTER"), 0)
+        lobby = window.lobby
+        _run(harness, lambda: lobby.lobby() is not None and lobby.lobby().my_seat is not None)
+        assert lobby.lobby().settings.name == "Private"
+        assert any(f"Table code: {code}" in t for t in _texts(window.current))
+    finally:
+        host.stop()
+
+
+_HEADLESS_HOST = ["host", "--headless", "--name"]
+
+
+def _key(name: str) -> int:
+    from pyglet.window import key
+
+    return int(getattr(key, name))

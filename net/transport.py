@@ -50,16 +50,19 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import itertools
 import logging
 import socket
 import struct
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import ifaddr
 import msgpack
 import spake2  # type: ignore[import-untyped]
 
@@ -397,7 +400,7 @@ class Mesh:
                 link.remote_incarnation = hello.incarnation
             link.writer = writer
             link.dialed_by_me = expected is not None
-            if listen is not None:
+            if listen is not None and _on_our_networks(listen[0]):
                 link.address = listen
             self._trim(link, resume)
             for seq, data in list(link.unacked):
@@ -623,6 +626,11 @@ class Mesh:
                 raise _Broken(f"malformed address list from {source}")
             peer, host, port = item
             if peer == self.me.peer or not _is_ipv4(host) or not 0 < port < 65536:
+                continue
+            if not _on_our_networks(host):
+                log.warning(
+                    "%s told us of %s at %s, not on our networks: ignored", source, peer, host
+                )
                 continue
             link = self._links.get(peer)
             if link is None or link.writer is None:
@@ -881,6 +889,39 @@ def _tune(writer: asyncio.StreamWriter) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def _on_our_networks(host: str) -> bool:
+    """Whether we may dial ``host`` because a peer said so (gossip, a hello's listening address):
+    only an address on the network of one of our own interfaces. The members of a table share
+    one link (mDNS does not cross routers), so this costs them nothing, and no one can make us
+    connect anywhere else (another machine's services, the internet)."""
+    address = ipaddress.IPv4Address(host)
+    return any(address in network for network in _local_networks())
+
+
+_NETWORKS_TTL = 10.0
+_networks_cache: tuple[float, tuple[ipaddress.IPv4Network, ...]] = (-_NETWORKS_TTL, ())
+
+
+def _local_networks() -> tuple[ipaddress.IPv4Network, ...]:
+    """The IPv4 networks of this machine's interfaces (loopback included), looked up again at
+    most every ``_NETWORKS_TTL`` seconds (a laptop changes Wi-Fi)."""
+    global _networks_cache
+    now = time.monotonic()
+    checked, networks = _networks_cache
+    if now - checked >= _NETWORKS_TTL:
+        found = {ipaddress.IPv4Network("127.0.0.0/8")}
+        with contextlib.suppress(OSError, ValueError):
+            for adapter in ifaddr.get_adapters():
+                for ip in adapter.ips:
+                    if isinstance(ip.ip, str):
+                        found.add(
+                            ipaddress.IPv4Network(f"{ip.ip}/{ip.network_prefix}", strict=False)
+                        )
+        networks = tuple(sorted(found))
+        _networks_cache = (now, networks)
+    return networks
 
 
 def _is_ipv4(text: str) -> bool:

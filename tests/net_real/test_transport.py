@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import struct
+from typing import Any
 
 from .meshkit import RecordingMesh, until
 
@@ -168,5 +170,54 @@ def test_frames_queued_while_a_peer_was_down_reach_its_new_incarnation() -> None
         finally:
             await a.mesh.async_close()
             await second.mesh.async_close()
+
+    asyncio.run(scenario())
+
+
+def test_gossip_of_an_address_off_our_networks_is_never_dialed(monkeypatch: Any) -> None:
+    """A member cannot make us connect anywhere it likes: an address it gossips, or gives as its
+    own listening address, is dialed only if it is on one of our interfaces' networks. Here
+    "our networks" are narrowed to 127.0.0.1 alone, and the lure listens on 127.0.0.2."""
+    import msgpack
+
+    import net.transport as transport
+
+    ours = (ipaddress.IPv4Network("127.0.0.1/32"),)
+    monkeypatch.setattr(transport, "_local_networks", lambda: ours)
+
+    async def scenario() -> None:
+        dialed: list[str] = []
+
+        async def lure(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            dialed.append("lure")
+            writer.close()
+
+        server = await asyncio.start_server(lure, "127.0.0.2", 0)
+        lure_port = server.sockets[0].getsockname()[1]
+        a, b = RecordingMesh("a"), RecordingMesh("b")
+        port_a = await a.mesh.async_listen("127.0.0.1")
+        try:
+            # A raw member says hello with a listening address on 127.0.0.2, then gossips
+            # another peer there; and an honest member gossips a peer on 127.0.0.1.
+            _, writer = await asyncio.open_connection("127.0.0.1", port_a)
+            for body in (
+                [0, 1, "t1", "mallory", "M", 1, 0, -1, ["127.0.0.2", lure_port]],
+                [4, [["ghost", "127.0.0.2", lure_port]]],
+            ):
+                data = msgpack.packb(body)
+                writer.write(struct.pack(">I", len(data)) + data)
+            await writer.drain()
+            port_b = await b.mesh.async_listen("127.0.0.1")
+            b.mesh.connect("a", "127.0.0.1", port_a)
+            await until(lambda: "b" in a.mesh.connected() and "mallory" in a.mesh.connected())
+            await asyncio.sleep(0.5)  # time enough to dial, if it were going to
+            assert dialed == []
+            assert "ghost" not in a.mesh.addresses() and "mallory" not in a.mesh.addresses()
+            assert a.mesh.addresses()["b"] == ("127.0.0.1", port_b)
+            writer.close()
+        finally:
+            server.close()
+            await a.mesh.async_close()
+            await b.mesh.async_close()
 
     asyncio.run(scenario())

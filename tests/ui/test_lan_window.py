@@ -283,3 +283,38 @@ def _key(name: str) -> int:
     from pyglet.window import key
 
     return int(getattr(key, name))
+
+
+def test_a_table_hosted_private_from_the_window_shows_its_code_and_needs_it(
+    lan_harness: Harness,
+) -> None:
+    harness = lan_harness
+    window = harness.window
+    window.show_menu()
+    harness.frame()
+    harness.click(*_button(window.current, "Host a table").rect.center)
+    harness.click(*_button(window.current, "off (anyone joins)").rect.center)
+    code = window.current.code
+    assert code and any(b.text.text == f"code {code}" for b in window.current.buttons)
+    harness.click(*_button(window.current, "Open table").rect.center)
+    lobby = window.lobby
+    _run(harness, lambda: lobby.lobby() is not None and lobby.lobby().my_seat is not None)
+    assert any(f"Table code: {code}" in t for t in _texts(window.current))
+
+    listed = _run(harness, lambda: lobby.tables())
+    assert listed[0].needs_code
+    advert = lobby.advertised(listed[0].table_id)
+    wrong = "".join("B" if ch != "B" else "C" for ch in code)
+    outsider = LanSession.join(
+        LanOptions("Eve", "eve-1", interface="127.0.0.1", table_code=wrong), advert, wait=False
+    )
+    guest = LanSession.join(
+        LanOptions("Bo", "bo-7", interface="127.0.0.1", table_code=code, bot="easy"), advert
+    )
+    try:
+        _run(harness, lambda: outsider.start_error() == "wrong table code", timeout=20)
+        _run(harness, lambda: len(lobby.lobby().seats) == 2)
+        assert "eve-1" not in dict(lobby.lobby().members)
+    finally:
+        outsider.close()
+        guest.close()

@@ -126,6 +126,7 @@ class Soak:
                 str(self.args.peers),
                 "--target",
                 "100000",
+                *(["--private"] if self.args.private else []),
                 *bot,
             ],
         )
@@ -133,6 +134,8 @@ class Soak:
         self._launch(host)
         hosting = self._wait_for(host, "hosting", 30)
         self.table_id = hosting["id"]
+        code = ["--code", hosting["code"]] if hosting.get("code") else []
+        host.command += code  # a host restarted as a joiner needs the code too
         for index in range(1, self.args.peers):
             joiner = Peer(
                 f"peer{index}",
@@ -146,6 +149,7 @@ class Soak:
                     LOOPBACK,
                     "--table",
                     self.table_id,
+                    *code,
                     *bot,
                 ],
             )
@@ -305,6 +309,8 @@ def _without_host_options(command: list[str]) -> list[str]:
             skip = False
         elif argument in ("--players", "--target"):
             skip = True
+        elif argument == "--private":
+            continue
         else:
             kept.append(argument)
     return kept
@@ -339,6 +345,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--report-every", type=float, default=300.0, metavar="SECONDS")
     parser.add_argument("--bot", default="hard", choices=["easy", "medium", "hard", "instant"])
     parser.add_argument("--bot-delay", type=float, default=0.3, metavar="SCALE")
+    parser.add_argument(
+        "--private", action="store_true", help="a table with a code: every frame authenticated"
+    )
     parser.add_argument("--seed", type=int, default=1, help="which peer is killed when")
     parser.add_argument("--workdir", default=None, help="keep the peers' folders here")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the final figures")

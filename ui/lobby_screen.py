@@ -262,14 +262,10 @@ class LobbyScreen(FormScreen):
         )
         code = self.lobby.table_code
         if code is not None:
-            self.text(
-                f"Table code: {code}  — the players who join type it",
-                panel.right - 520,
-                panel.top - 44,
-                size=16,
-                bold=True,
-                colour=GOOD,
-            )
+            # Above the members' list, clear of the Leave button: the host reads it out.
+            cx = panel.x + 56 + (panel.w - 84) * 0.62
+            self.text(f"Table code: {code}", cx, panel.top - 66, size=18, bold=True, colour=GOOD)
+            self.text("the players who join type it", cx, panel.top - 88, size=12, colour=TEXT_DIM)
         if view.phase != "lobby":
             self.text(
                 "The match is under way: you will watch it (the table opens with the next deal)",

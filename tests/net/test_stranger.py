@@ -44,7 +44,9 @@ SEEN = st.dictionaries(NAMES, st.tuples(INCARNATION, TS), max_size=4)
 EPOCH = st.integers(0, 5)
 REMOVAL = st.builds(Removal, INCARNATION, TS, st.sampled_from(["excluded", "left"]))
 ENTRIES = st.lists(
-    st.builds(LogEntry, TS, NAMES, st.one_of(st.none(), st.integers(-(2**31), 2**31), st.text(max_size=5))),
+    st.builds(
+        LogEntry, TS, NAMES, st.one_of(st.none(), st.integers(-(2**31), 2**31), st.text(max_size=5))
+    ),
     max_size=3,
 ).map(tuple)
 MEMBERS = st.dictionaries(NAMES, INCARNATION, max_size=4)
@@ -53,9 +55,15 @@ MEMBERS = st.dictionaries(NAMES, INCARNATION, max_size=4)
 def _forged() -> st.SearchStrategy[Message]:
     head: dict[str, Any] = {"ts": TS, "incarnation": INCARNATION, "seen": SEEN}
     return st.one_of(
-        st.builds(Action, **head, payload=st.one_of(st.none(), st.integers(-(2**31), 2**31), st.binary(max_size=8))),
+        st.builds(
+            Action,
+            **head,
+            payload=st.one_of(st.none(), st.integers(-(2**31), 2**31), st.binary(max_size=8)),
+        ),
         st.builds(Heartbeat, **head),
-        st.builds(StateHash, **head, index=st.integers(0, 500), digest=st.binary(min_size=16, max_size=16)),
+        st.builds(
+            StateHash, **head, index=st.integers(0, 500), digest=st.binary(min_size=16, max_size=16)
+        ),
         st.builds(JoinRequest, **head),
         st.builds(LeaveNotice, **head),
         st.builds(

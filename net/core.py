@@ -27,7 +27,9 @@ entry, tentative), `EntriesStabilized` (final, in log order, with stable indices
 connection of that peer; the core ignores it from then on and the group excludes it).
 
 Order. Each peer stamps every frame with a Lamport timestamp, strictly increasing per link; a
-frame whose timestamp does not increase is a protocol violation. Entries sort by (ts, peer).
+frame whose timestamp does not increase is a protocol violation, and so is a member's frame
+stamped more than `CoreConfig.max_clock_jump` ahead of our clock (it would push every clock; a
+joiner, still behind the table, takes its welcome as it comes). Entries sort by (ts, peer).
 
 Stability. Entry (t, X) is stable at P when, for every member Y: P received from Y a frame with
 timestamp >= t (links are FIFO, so no entry of Y sorting before it can still arrive), and Y
@@ -56,10 +58,28 @@ remaining member sent the same sets; the cut of a removed member is the highest 
 frontier, so every entry any member holds or stabilized is kept, and the relayed entries give
 everyone the same set. The change itself sits in the log at key (T + 1, "") where T bounds every
 cut and every member's clock at the start of the change (no member stabilizes past its clock
-during a change). Deciders tell everyone (a member that missed a proposal adopts the decision).
+during a change). Deciders tell everyone (a member that missed a proposal adopts the decision,
+but not from a member added after it last heard a removed member while an older survivor is
+there: that joiner holds none of the removed member's entries from before its own marker, so
+its relay may lack some we lack; the older survivor's decision brings them).
 Joiners get, from each member, its entries after the marker, and a snapshot of the stable state
 at the marker from the lowest remaining member. A joiner sends nothing to a member before that
 member's decision welcomed it, and members added after it need no welcome.
+
+Splits. Either side of a cut through a view of two goes on alone; and a member cut off from the
+others can still reach a quorum alone by counting a rejoining incarnation as staying, deciding
+an epoch they already decided with its earlier proposal. Two groups then play on apart, each
+having removed the other's members. They find out when frames flow between them again: an
+expulsion carries its sender's view (its ``seen`` keys and itself), and a member expelled by a
+former member it removed (nobody else speaks for a group split from ours) ranks the two groups
+(the bigger first, then the one holding the lowest peer id, a newer incarnation first). The
+rival's view may be out of date and dissolving cannot be undone, so members we hold do not count
+for it; if our group still ranks lower, the member dissolves it: it expels its group's members
+and itself, and each rejoins the other group as a new incarnation, catching up from its
+snapshot. A member that stays answers the rival with its own view, and again whenever either
+view changes, so each side ends up judging by the other's latest view and one of them dissolves.
+What the dissolved group stabilised since the split is replaced by the other group's log; that
+group loses nothing.
 
 State hashes. The application reports the hash of its state right after stable entry N; members
 exchange them; when all members reported N the majority digest (ties: the group holding the
@@ -125,7 +145,11 @@ Key = tuple[int, str]
 
 @dataclass(frozen=True)
 class CoreConfig:
-    """Timers (seconds) and limits of the core."""
+    """Timers (seconds) and limits of the core.
+
+    `max_clock_jump` bounds how far (in Lamport ticks) a member's frame may be stamped ahead of
+    our clock: honest clocks only move by one per frame and by merging, so within a group they
+    stay far closer than that; a frame beyond it is a protocol violation."""
 
     heartbeat_interval: float = 0.1
     ack_delay: float = 0.002
@@ -134,6 +158,7 @@ class CoreConfig:
     join_retry_interval: float = 0.5
     snapshot_timeout: float = 1.0
     hash_window: int = 64
+    max_clock_jump: int = 1_000_000
     limits: Limits = field(default_factory=Limits)
 
 
@@ -181,6 +206,8 @@ class OrderingCore:
         self._poisoned: set[tuple[str, int]] = set()
         self._removed: dict[tuple[str, int], int] = {}
         self._expelled_told: set[tuple[str, int]] = set()
+        # Members of a group split from ours that removed us (see "Splits").
+        self._rivals: dict[str, _Rival] = {}
         self._last_heard: dict[str, float] = {}
         self._suspected: set[str] = set()
         self._last_sent: dict[str, float] = {}
@@ -422,6 +449,17 @@ class OrderingCore:
         if last is not None and last[0] == inc and msg.ts <= last[1]:
             self._poisoned.add((peer, inc))
             raise RemoteProtocolError("ts", f"timestamp {msg.ts} does not exceed {last[1]}")
+        if (
+            self.phase is Phase.MEMBER
+            and self._view.get(peer) == inc
+            and msg.ts - self._clock > self.config.max_clock_jump
+        ):
+            # Only a member's frames move our clock. A joiner's clock is behind the table's
+            # until its welcome, and a rival group's expulsion moves nothing.
+            self._poisoned.add((peer, inc))
+            raise RemoteProtocolError(
+                "ts", f"timestamp {msg.ts} jumps too far ahead of our clock {self._clock}"
+            )
         self._last_ts[peer] = (inc, msg.ts)
         if self._hold_frozen(peer, msg):
             return
@@ -493,7 +531,10 @@ class OrderingCore:
             self._on_join_request(peer, inc)
             return
         if not self._is_live_member(peer, inc):
-            self._maybe_tell_expelled(peer, inc)
+            if isinstance(msg, Expulsion) and msg.target == self.incarnation:
+                self._on_rival_expulsion(peer, msg)
+            if self.phase is Phase.MEMBER:
+                self._maybe_tell_expelled(peer, inc)
             return
         self._clock = max(self._clock, msg.ts)
         self._last_heard[peer] = self._now
@@ -553,6 +594,52 @@ class OrderingCore:
         vc.additions[peer] = inc
         if current is not None:
             self._strong[peer] = REASON_EXCLUDED  # replaced by its new incarnation
+
+    def _on_rival_expulsion(self, peer: str, msg: Expulsion) -> None:
+        """A group we are not in removed us: the group split in two, each side deciding its own
+        views (see "Splits" in the module docstring). The lower-ranked side dissolves."""
+        if (peer, msg.incarnation) not in self._removed:
+            return  # only a former member of ours can speak for a group split from ours
+        theirs = {p: inc for p, (inc, _) in msg.seen.items()}
+        theirs[peer] = msg.incarnation
+        if theirs.get(self.peer_id) == self.incarnation:
+            return  # not a group that removed us: a member of ours that dissolved
+        if self._view.get(peer, -1) > msg.incarnation:
+            return  # its sender has rejoined us since
+        # Their view may be out of date (sent while the link was down), and dissolving cannot
+        # be undone: members we hold do not count for them. Our own changes reach them below.
+        rival = {p: inc for p, inc in theirs.items() if self._view.get(p, -1) < inc}
+        if _group_rank(rival) < _group_rank(self._view):
+            self._dissolve()
+            return
+        known = self._rivals.get(peer)
+        if known is None or known.incarnation != msg.incarnation:
+            known = self._rivals[peer] = _Rival(msg.incarnation)
+        if theirs != known.heard:
+            # Answer a new view with ours, even unchanged: it judges again by our latest.
+            known.heard = theirs
+            known.told = {}
+        self._tell_rivals()
+
+    def _tell_rivals(self) -> None:
+        """Send rival members our view when it changed since we last told them: each side
+        judges the split by the other's latest view, so one of them dissolves."""
+        for peer, rival in sorted(self._rivals.items()):
+            if self._view.get(peer, -1) >= rival.incarnation:
+                del self._rivals[peer]  # it joined us
+            elif rival.told != self._view:
+                rival.told = dict(self._view)
+                ts = self._tick_clock()
+                target = rival.incarnation
+                self._send(peer, Expulsion(ts, self.incarnation, self._seen(), self._epoch, target))
+
+    def _dissolve(self) -> None:
+        """Expel every member of our group, then ourselves: each rejoins the rival group."""
+        for dest in self._dests():
+            ts = self._tick_clock()
+            expulsion = Expulsion(ts, self.incarnation, self._seen(), self._epoch, self._view[dest])
+            self._send(dest, expulsion)
+        self._become_expelled(self._epoch)
 
     def _enter_view_change(self) -> _ViewChange:
         if self._vc is None:
@@ -719,6 +806,13 @@ class OrderingCore:
         # Only what the proposer observed itself counts as grounds (see _confirmed); adopting
         # every removal of anyone would let one member's bad link remove a healthy member.
         _check_relayed(msg.entries, msg.removals, "propose.entries", bounded=False)
+        # The clock and frontiers it proposes end up in the marker, hence in every clock: they
+        # are bounded by its timestamp, which the jump check bounded.
+        if msg.clock > msg.ts:
+            raise RemoteProtocolError("propose.clock", "ahead of the frame's timestamp")
+        for target, removal in msg.removals.items():
+            if removal.ts > msg.ts:
+                raise RemoteProtocolError(f"propose.removals[{target}]", "ahead of the frame")
         for target, removal in msg.removals.items():
             if self._view.get(target) != removal.incarnation:
                 raise RemoteProtocolError(f"propose.removals[{target}]", "not a current member")
@@ -821,6 +915,8 @@ class OrderingCore:
             return
         if msg.epoch != self._epoch + 1:
             raise RemoteProtocolError("decide.epoch", f"skips from {self._epoch} to {msg.epoch}")
+        if msg.marker > msg.ts:
+            raise RemoteProtocolError("decide.marker", "ahead of the frame's timestamp")
         mine = msg.removals.get(self.peer_id)
         if mine is not None and mine.incarnation == self.incarnation:
             self._become_expelled(msg.epoch)
@@ -832,11 +928,30 @@ class OrderingCore:
         for target, removal in msg.removals.items():
             if self._view.get(target) != removal.incarnation:
                 raise RemoteProtocolError(f"decide.removals[{target}]", "not a member")
+        if self._misses_relayed_entries(peer, msg.removals):
+            return  # the same decision comes from the others, with what we lack
         _check_relayed(msg.entries, msg.removals, "decide.entries")
         for entry in msg.entries:
             self._on_entry(entry)
         self._apply_decision(
             msg.epoch, msg.marker, dict(msg.members), dict(msg.removals), dict(msg.additions)
+        )
+
+    def _misses_relayed_entries(self, sender: str, removals: Mapping[str, Removal]) -> bool:
+        """Whether a decision of `sender` may lack entries of a removed member that we lack and
+        another survivor holds.
+
+        A member added after we last heard the removed member holds none of its entries from
+        before its own join marker (they reach it in its snapshot), so its relay cannot give us
+        those; a survivor that was there before it can, and it tells us the same decision."""
+        joined = self._since.get(sender)
+        if joined is None or not any(self._frontier.get(t, 0) < joined[0] for t in removals):
+            return False
+        return any(
+            p not in removals
+            and p not in (sender, self.peer_id)
+            and self._since.get(p, (0, "")) < joined
+            for p in self._view
         )
 
     def _apply_decision(
@@ -874,7 +989,6 @@ class OrderingCore:
                     assert isinstance(item, LogEntry)
                     retracted.append(item)
             self._removed[(target, removal.incarnation)] = epoch
-            self._poisoned.add((target, removal.incarnation))
             for table in (self._since, self._frontier, self._reports, self._last_heard):
                 table.pop(target, None)
             self._last_sent.pop(target, None)
@@ -944,9 +1058,10 @@ class OrderingCore:
             ts = self._tick_clock()
             self._send(
                 target,
-                Expulsion(ts, self.incarnation, {}, epoch, removal.incarnation),
+                Expulsion(ts, self.incarnation, self._seen(), epoch, removal.incarnation),
             )
             self._expelled_told.add((target, removal.incarnation))
+        self._tell_rivals()
         self._check_welcomed()
         self._schedule_ack()
         # Frames kept from members we were removing but that stay: take them in, in order.
@@ -1077,6 +1192,11 @@ class OrderingCore:
     def _request_snapshot_from_app(
         self, peer: str, index: int, epoch: int, anchor: int | None
     ) -> None:
+        owed = self._snap_owed.get((peer, index))
+        if owed is not None:
+            # The joiner asked for what we push it anyway: the app's one answer serves both.
+            self._snap_owed[(peer, index)] = (epoch, owed[1] if anchor is None else anchor)
+            return
         self._flush_batch()
         self._snap_owed[(peer, index)] = (epoch, anchor)
         self._events.append(SnapshotRequested(peer, index))
@@ -1272,7 +1392,7 @@ class OrderingCore:
         if epoch is None or (peer, inc) in self._expelled_told:
             return
         self._expelled_told.add((peer, inc))
-        self._send(peer, Expulsion(self._tick_clock(), self.incarnation, {}, epoch, inc))
+        self._send(peer, Expulsion(self._tick_clock(), self.incarnation, self._seen(), epoch, inc))
 
     def _check_quorum_wait(self, now: float) -> None:
         """A minority that could not decide for ``exclude_timeout`` leaves the group: the
@@ -1421,6 +1541,16 @@ class _ViewChange:
         return _signature(self.removals, self.additions)
 
 
+@dataclass
+class _Rival:
+    """A member of a group split from ours: its incarnation, the latest view it told us and the
+    view we last told it."""
+
+    incarnation: int
+    heard: dict[str, int] = field(default_factory=dict)
+    told: dict[str, int] = field(default_factory=dict)
+
+
 def _signature(removals: dict[str, Removal] | object, additions: object) -> object:
     assert isinstance(removals, dict) and isinstance(additions, dict)
     return (
@@ -1430,6 +1560,12 @@ def _signature(removals: dict[str, Removal] | object, additions: object) -> obje
 
 
 _MAX_EARLY_FRAMES: Final = 10_000
+
+
+def _group_rank(view: Mapping[str, int]) -> tuple[int, list[tuple[str, int]]]:
+    """Orders the groups of a split, lowest first: the bigger group, then the one holding the
+    lowest peer id (a newer incarnation of it first: the older one is a dead process)."""
+    return (-len(view), sorted((peer, -inc) for peer, inc in view.items()))
 
 
 def _check_relayed(

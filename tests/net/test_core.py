@@ -17,8 +17,17 @@ from net.events import (
     MemberJoined,
     MemberLeft,
     MemberSuspected,
+    ProtocolViolated,
     SnapshotInstalled,
     SnapshotRequested,
+)
+from net.messages import (
+    Expulsion,
+    Heartbeat,
+    Message,
+    ViewDecision,
+    ViewProposal,
+    encode_message,
 )
 
 CONFIG = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.6, ack_delay=0.0)
@@ -205,3 +214,106 @@ def test_local_misuse_raises_local_protocol_error() -> None:
     joiner = OrderingCore.joining("c", ["a"], 0.0)
     with pytest.raises(LocalProtocolError):
         joiner.submit("too early", 0.0)
+
+
+def test_only_a_former_member_speaks_for_a_group_split_from_ours() -> None:
+    """An expulsion from a peer outside our view is how a split group learns of a rival one
+    (see test_partition.py); from a stranger, even with a big view, it is nothing."""
+    g = Group(["a", "b", "c"])
+    big = {name: (0, 1) for name in ["v", "w", "x", "y", "z"]}
+    events = g.cores["a"].receive("mallory", encode_message(Expulsion(9, 0, big, 4, 0)), 0.0)
+    assert events == []
+    assert g.cores["a"].phase is Phase.MEMBER
+    assert g.cores["a"].outgoing() == []
+
+
+# --- a timestamp far ahead of the table's clock ------------------------------------------------
+
+JUMP = 1000
+BOUNDED = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.6, ack_delay=0.0, max_clock_jump=JUMP)
+
+
+@pytest.mark.parametrize(("ahead", "refused"), [(JUMP, False), (JUMP + 1, True)])
+def test_a_frame_stamped_beyond_the_jump_bound_is_a_violation(ahead: int, refused: bool) -> None:
+    g = Group(["a", "b", "c"], BOUNDED)
+    g.cores["b"].submit("warm-up", 0.0)
+    g.deliver()
+    clock = g.cores["a"].clock
+    events = g.cores["a"].receive("b", encode_message(Heartbeat(clock + ahead, 0, {})), g.now)
+    if refused:
+        assert events == [ProtocolViolated("b", "ts", _reason(events))]
+        assert g.cores["a"].clock == clock
+    else:
+        assert events == []
+        assert g.cores["a"].clock == clock + ahead
+
+
+def test_a_member_pushing_the_clock_far_ahead_is_excluded_and_the_others_agree() -> None:
+    g = Group(["a", "b", "c"], BOUNDED)
+    for name in g.names:
+        g.cores[name].submit(f"from {name}", 0.0)
+    g.deliver()
+    clocks = {name: g.cores[name].clock for name in ["a", "c"]}
+    forged = encode_message(Heartbeat(g.cores["b"].clock + 10**12, 0, {}))
+    for name in ["a", "c"]:
+        events = g.cores[name].receive("b", forged, g.now)
+        assert events == [ProtocolViolated("b", "ts", _reason(events))]
+        assert g.cores[name].clock == clocks[name]
+    g.advance(1.5)  # b goes on sending, but a and c ignore it from now on
+    for name in ["a", "c"]:
+        assert g.cores[name].members == {"a": 0, "c": 0}
+        excluded = of_type(g.events[name], MemberExcluded)
+        assert [e.peer for e in excluded if isinstance(e, MemberExcluded)] == ["b"]
+        assert g.cores[name].clock < clocks[name] + JUMP
+    assert g.cores["b"].phase is Phase.EXPELLED
+    after = g.cores["c"].submit("after", g.now)
+    g.deliver()
+    assert g.stable("a") == g.stable("c")
+    assert g.stable("a")[-1] == after
+
+
+@pytest.mark.parametrize(
+    ("forged", "field"),
+    [
+        (ViewProposal(50, 0, {}, 0, 10**9, {}, {}, ()), "propose.clock"),
+        (ViewDecision(50, 0, {}, 1, 10**9, {"a": 0, "b": 0, "c": 0}, {}, {}, ()), "decide.marker"),
+    ],
+    ids=["proposal", "decision"],
+)
+def test_a_view_change_stamped_ahead_of_its_own_frame_is_a_violation(
+    forged: Message, field: str
+) -> None:
+    """The clock a proposal carries and a decision's marker end up in every member's clock:
+    they may not get around the jump bound by running ahead of the frame's own timestamp."""
+    g = Group(["a", "b", "c"], BOUNDED)
+    events = g.cores["a"].receive("b", encode_message(forged), g.now)
+    assert events == [ProtocolViolated("b", field, _reason(events))]
+    assert g.cores["a"].clock == forged.ts  # the frame's own timestamp was within the bound
+    assert g.cores["a"].epoch == 0
+
+
+def test_a_joiner_far_behind_the_tables_clock_is_welcomed() -> None:
+    """A joiner's clock starts at zero: the bound applies from its welcome on."""
+    g = Group(["a", "b"], BOUNDED)
+    for i in range(2 * JUMP):
+        g.cores["a"].submit(i, 0.0)
+    g.deliver()
+    d = OrderingCore.joining("d", ["a", "b"], g.now, BOUNDED)
+    g.cores["d"], g.names, g.events["d"] = d, ["a", "b", "d"], []
+    g.deliver()
+    g.cores["a"].provide_snapshot("d", 2 * JUMP, "state")
+    g.advance(0.3)
+    assert d.ready
+    assert d.clock > 2 * JUMP
+    for name in g.names:
+        assert of_type(g.events[name], ProtocolViolated) == []
+        assert g.cores[name].members == {"a": 0, "b": 0, "d": 0}
+    entry = d.submit("hello", g.now)
+    g.deliver()
+    for name in g.names:
+        assert g.stable(name)[-1] == entry
+
+
+def _reason(events: list[Event]) -> str:
+    """The reason of the first event, when it is a violation (the text is not under test)."""
+    return events[0].reason if events and isinstance(events[0], ProtocolViolated) else ""

@@ -505,8 +505,9 @@ class TableAgent:
         old = self.node
         if old is None or self._closed:
             return
-        contacts = {p: a for p, a in old.mesh.addresses().items() if p in old.core.members}
-        contacts = contacts or old.mesh.addresses()
+        # Everyone we know an address for, not only our group's members: after a split our
+        # group may have dissolved (all of it rejoining), and the table is the other group.
+        contacts = old.mesh.addresses()
         incarnation = max(old.core.incarnation + 1, int(time.time() * 1000))
         await old.async_close()
         self.joined = False

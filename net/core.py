@@ -64,7 +64,10 @@ there: that joiner holds none of the removed member's entries from before its ow
 its relay may lack some we lack; the older survivor's decision brings them).
 Joiners get, from each member, its entries after the marker, and a snapshot of the stable state
 at the marker from the lowest remaining member. A joiner sends nothing to a member before that
-member's decision welcomed it, and members added after it need no welcome.
+member's decision welcomed it, and members added after it need no welcome. Until its snapshot
+comes, a joiner proposes but decides nothing (it adopts the decision of a member holding the
+table's state, or leaves like a member without a quorum): alone, it could decide a view in
+which nobody holds that state, and no snapshot would ever come.
 
 Splits. Either side of a cut through a view of two goes on alone; and a member cut off from the
 others can still reach a quorum alone by counting a rejoining incarnation as staying, deciding
@@ -879,9 +882,11 @@ class OrderingCore:
                 p.removals[target].reason == REASON_LEFT for p in proposals
             )
             removals[target] = Removal(mine.incarnation, cut, REASON_LEFT if left else mine.reason)
-        if not self._has_quorum(removals, vc.additions):
+        if not self._has_quorum(removals, vc.additions) or self._stable_count is None:
             # The other side of a partition may be going on without us: wait, and if no quorum
-            # comes back in time, give up membership and rejoin (see _check_quorum_wait).
+            # comes back in time, give up membership and rejoin (see _check_quorum_wait). A
+            # joiner still waiting for its snapshot decides nothing: a group it alone decided
+            # could be left with nobody holding the table's state.
             if vc.no_quorum_since is None:
                 vc.no_quorum_since = self._now
             return

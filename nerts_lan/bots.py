@@ -88,15 +88,7 @@ def redact(state: State, team: int) -> State:
                 tableau.stuck,
             )
         )
-    return State(
-        state.table,
-        tuple(teams),
-        state.f_cards,
-        state.f_owners,
-        state.f_next,
-        state.rotations,
-        state.outcome,
-    )
+    return state.with_teams(tuple(teams))
 
 
 class Bot:

@@ -204,6 +204,18 @@ class State:
         self.rotations = rotations
         self.outcome = outcome
 
+    def with_teams(self, teams: tuple[Tableau, ...]) -> State:
+        """This state with other tableaux: foundations, rotations and outcome kept."""
+        return State(
+            self.table,
+            teams,
+            self.f_cards,
+            self.f_owners,
+            self.f_next,
+            self.rotations,
+            self.outcome,
+        )
+
     @classmethod
     def with_foundations(
         cls,

@@ -96,15 +96,7 @@ def _shuffle_hidden(state: State, team: int, rng: random.Random) -> State:
             teams[index] = Tableau(
                 other.nerts, other.work, tuple(other_stock), other.waste, other.stuck
             )
-    return State(
-        state.table,
-        tuple(teams),
-        state.f_cards,
-        state.f_owners,
-        state.f_next,
-        state.rotations,
-        state.outcome,
-    )
+    return state.with_teams(tuple(teams))
 
 
 def test_redact_shows_only_face_up_cards() -> None:

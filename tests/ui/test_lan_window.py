@@ -18,7 +18,7 @@ from nerts_lan.bots import Bot
 from nerts_lan.lan import LanOptions, LanSession
 from nerts_lan.replica import ActionApplied, RoundEnded
 from nerts_lan.table import TableSettings
-from tests.net_real.peers import FAST, PeerProcess
+from tests.net_real.peers import FAST, PeerProcess, headless
 from ui.lan_lobby import LanLobby
 
 from .conftest import Harness
@@ -240,7 +240,7 @@ def test_a_private_table_asks_for_its_code_and_a_wrong_one_is_refused(
     harness = lan_harness
     window = harness.window
     host = PeerProcess(
-        [*_HEADLESS_HOST, "Cy", "--table", "Private", "--private", "--players", "2", *LOOPBACK],
+        headless("host", "Cy", "Private", "--private", "--players", "2"),
         tmp_path / "cy",
     )
     try:
@@ -274,9 +274,6 @@ def test_a_private_table_asks_for_its_code_and_a_wrong_one_is_refused(
         assert any(f"Table code: {code}" in t for t in _texts(window.current))
     finally:
         host.stop()
-
-
-_HEADLESS_HOST = ["host", "--headless", "--name"]
 
 
 def _key(name: str) -> int:

@@ -87,13 +87,13 @@ class Peer:
     command: list[str]
     process: subprocess.Popen[str] | None = None
     rounds: dict[int, str] = field(default_factory=dict)
-    joined_at: float | None = None
     memory: list[tuple[float, int]] = field(default_factory=list)
     cpu_seconds: float = 0.0
     """CPU time of this peer's earlier processes (killed ones); the live one is added on report."""
     restarts: int = 0
     errors: list[str] = field(default_factory=list)
-    records: list[dict[str, Any]] = field(default_factory=list)
+    hosting: dict[str, Any] | None = None
+    """The host's ``hosting`` line (table id, code)."""
 
 
 class Soak:
@@ -104,7 +104,6 @@ class Soak:
         self.table_id: str | None = None
         self.started = time.monotonic()
         self.back_times: list[float] = []
-        self.restarts_not_back = 0
         self._pending_back: dict[str, float] = {}
         self._lock = threading.Lock()
 
@@ -132,7 +131,7 @@ class Soak:
         )
         self.peers.append(host)
         self._launch(host)
-        hosting = self._wait_for(host, "hosting", 30)
+        hosting = self._wait_for_hosting(host, 30)
         self.table_id = hosting["id"]
         code = ["--code", hosting["code"]] if hosting.get("code") else []
         host.command += code  # a host restarted as a joiner needs the code too
@@ -170,7 +169,6 @@ class Soak:
             peer.process.send_signal(signal.SIGKILL)
             peer.process.wait()
         peer.restarts += 1
-        peer.joined_at = None
         with self._lock:
             self._pending_back[peer.name] = time.monotonic()
         print(f"soak: {self._clock()} killed {peer.name}; restarting it", flush=True)
@@ -272,23 +270,22 @@ class Soak:
                 if event == "round_over" and isinstance(record.get("round"), int):
                     peer.rounds[record["round"]] = str(record.get("state_hash"))
                 elif event == "joined":
-                    peer.joined_at = time.monotonic()
                     since = self._pending_back.pop(peer.name, None)
                     if since is not None:
-                        self.back_times.append(peer.joined_at - since)
+                        self.back_times.append(time.monotonic() - since)
                 elif event == "error":
                     peer.errors.append(str(record.get("message")))
-                peer.records.append(record)
+                elif event == "hosting":
+                    peer.hosting = record
 
-    def _wait_for(self, peer: Peer, event: str, timeout: float) -> dict[str, Any]:
+    def _wait_for_hosting(self, host: Peer, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
-                for record in peer.records:
-                    if record.get("event") == event:
-                        return dict(record)
+                if host.hosting is not None:
+                    return host.hosting
             time.sleep(0.1)
-        raise SystemExit(f"soak: {peer.name} printed no {event!r} within {timeout} s")
+        raise SystemExit(f"soak: the host printed no 'hosting' line within {timeout} s")
 
     def _cpu_of(self, peer: Peer) -> float:
         live = 0.0

@@ -80,7 +80,6 @@ from .table import (
 __all__ = [
     "PROTOCOL",
     "SERVICE_TYPE",
-    "JoinRefused",
     "LanOptions",
     "LanSession",
     "LobbyView",
@@ -140,13 +139,6 @@ class TableInfo:
 
 CODE_REFUSALS = (WRONG_CODE, CODE_NEEDED, NO_CODE_HERE)
 """What the table answers a peer whose code does not match."""
-
-
-@dataclass(frozen=True)
-class JoinRefused:
-    """The table refused us: the code was wrong, or missing, or it has none."""
-
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -431,9 +423,8 @@ class TableAgent:
     def _on_link_problem(self, who: str, reason: str) -> None:
         log.warning("%s: %s", who, reason)
         if not self.joined and who == self._contact and reason in CODE_REFUSALS:
-            # The table will not have us with this code: no use dialing on.
+            # The table will not have us with this code: ``start_error`` says so.
             self.refused = reason
-            self.network.post(JoinRefused(reason))
 
     def _on_events(self, events: list[Event]) -> None:
         machine = self.machine

@@ -15,3 +15,28 @@ def _private_data_folder(
     folder = tmp_path_factory.mktemp("nerts-data")
     monkeypatch.setenv("NERTS_LAN_DATA", str(folder))
     yield folder
+
+
+# Every test is marked by where it runs, so the inner loop can leave the slow kinds out:
+# python3 -m pytest -m "not sim and not realnet and not netns and not window"
+_MARKS_BY_PATH = (
+    ("tests/net_real/test_netns.py", "netns"),
+    ("tests/net_real/", "realnet"),
+    ("tests/ui/test_layout.py", None),
+    ("tests/ui/", "window"),
+    ("tests/net/test_simnet.py", "sim"),
+    ("tests/net/test_partition.py", "sim"),
+    ("tests/net/test_stranger.py", "sim"),
+    ("tests/test_simgame.py", "sim"),
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(str(config.rootpath))
+    for item in items:
+        where = Path(str(item.path)).relative_to(root).as_posix()
+        for prefix, mark in _MARKS_BY_PATH:
+            if where.startswith(prefix):
+                if mark is not None:
+                    item.add_marker(mark)
+                break

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable
 from typing import Any
 
 from net.transport import Hello, Mesh
+from tests.waiting import async_until
 
-
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Wait in the loop until ``condition()`` holds; fail the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.002)
+until = async_until  # the shared waiting helper, under the name these tests use
 
 
 class RecordingMesh:

@@ -8,16 +8,9 @@ import time
 import pytest
 
 from net.discovery import Advert, Discovery, DiscoveryError
+from tests.waiting import async_until
 
 SERVICE = "_nertstest._tcp.local."
-
-
-async def _wait_for(condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.005)
 
 
 def test_a_published_table_is_seen_updated_and_withdrawn() -> None:
@@ -33,7 +26,7 @@ def test_a_published_table_is_seen_updated_and_withdrawn() -> None:
             ]
             for advert in same_name:
                 await host.async_publish(advert)
-            await _wait_for(lambda: len(guest.seen) == 2)
+            await async_until(lambda: len(guest.seen) == 2)
             seen = sorted(guest.seen.values(), key=lambda a: a.instance_id)
             assert [(a.display_name, a.port, a.addresses) for a in seen] == [
                 ("Kitchen", 4000, ("127.0.0.1",)),
@@ -41,11 +34,11 @@ def test_a_published_table_is_seen_updated_and_withdrawn() -> None:
             ]
             updated = Advert(SERVICE, "a1", "Kitchen", 4000, {"seats": "3/4"})
             await host.async_publish(updated)
-            await _wait_for(
+            await async_until(
                 lambda: any(a.properties.get("seats") == "3/4" for a in guest.seen.values())
             )
             await host.async_withdraw(updated)
-            await _wait_for(lambda: len(guest.seen) == 1)
+            await async_until(lambda: len(guest.seen) == 1)
             assert changes[-1] == (updated.instance_name, None)
         finally:
             await host.async_close()
@@ -62,7 +55,7 @@ def test_discovery_with_the_default_probing_step() -> None:
         try:
             start = time.monotonic()
             await host.async_publish(Advert(SERVICE, "c3", "Probed", 4002), probe=True)
-            await _wait_for(lambda: len(guest.seen) == 1)
+            await async_until(lambda: len(guest.seen) == 1)
             return time.monotonic() - start
         finally:
             await host.async_close()

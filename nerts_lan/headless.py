@@ -26,17 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .advert import LanOptions, TableInfo, make_table_code, normalize_code, persistent_peer_id
 from .bots import LEVELS
 from .engine import Options
-from .lan import (
-    LanOptions,
-    LanSession,
-    MemberSuspectedEvent,
-    TableInfo,
-    make_table_code,
-    normalize_code,
-    persistent_peer_id,
-)
+from .lan_events import MemberSuspectedEvent
+from .lan_session import LanSession
 from .matchlog import damage_report, data_folder, read_match_log, replay_match_log
 from .replica import RoundEnded
 from .session import MatchEnded, PeerBack, PeerLost, RoundStarted
@@ -350,7 +344,7 @@ def find_tables(interface: str | None, wait: float, wanted: str | None = None) -
     from net.discovery import Discovery
     from net.runtime import NetworkThread
 
-    from .lan import PROTOCOL, SERVICE_TYPE, table_from_advert
+    from .advert import PROTOCOL, SERVICE_TYPE, table_from_advert
 
     network = NetworkThread("nerts-browse")
     found: dict[str, TableInfo] = {}

@@ -6,7 +6,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from nerts_lan.lan import LanOptions, LanSession, TableInfo, encode_cursor
+from nerts_lan.advert import LanOptions, TableInfo
+from nerts_lan.cursor import encode_cursor
+from nerts_lan.lan_session import LanSession
 from nerts_lan.session import CursorMoved
 from nerts_lan.table import TableSettings
 

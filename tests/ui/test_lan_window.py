@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from nerts_lan.advert import LanOptions
 from nerts_lan.bots import Bot
-from nerts_lan.lan import LanOptions, LanSession
+from nerts_lan.lan_session import LanSession
 from nerts_lan.replica import ActionApplied, RoundEnded
 from nerts_lan.table import TableSettings
 from tests.net_real.peers import FAST, PeerProcess, headless

@@ -56,10 +56,10 @@ from .advert import CODE_REFUSALS, PROTOCOL, SERVICE_TYPE, LanOptions, TableInfo
 from .bots import Bot
 from .cursor import decode_cursor
 from .engine import State
-from .lan_events import LobbyView, MemberSuspectedEvent, ViewChanged
+from .lan_events import LobbyView, SeatStatus, ViewChanged
 from .matchlog import MatchLogWriter
 from .replica import ActionRejected
-from .session import RoundStarted
+from .session import PeerHeardAgain, PeerWentSilent, RoundStarted
 from .table import (
     CommitDue,
     EntryIgnored,
@@ -214,12 +214,14 @@ class TableAgent:
             table_code=self.options.table_code,
         )
         self.port = await self.node.async_start(interface)
+        self._post_status()
 
     def _on_link_problem(self, who: str, reason: str) -> None:
         log.warning("%s: %s", who, reason)
         if not self.joined and who == self._contact and reason in CODE_REFUSALS:
             # The table will not have us with this code: ``start_error`` says so.
             self.refused = reason
+            self._post_status()
 
     def _on_events(self, events: list[Event]) -> None:
         machine = self.machine
@@ -259,14 +261,12 @@ class TableAgent:
             elif isinstance(event, MemberSuspected):
                 self._suspected.add(event.peer)
                 self.network.post(
-                    MemberSuspectedEvent(event.peer, machine.members.get(event.peer, event.peer))
+                    PeerWentSilent(event.peer, machine.members.get(event.peer, event.peer))
                 )
             elif isinstance(event, MemberRecovered):
                 self._suspected.discard(event.peer)
                 self.network.post(
-                    MemberSuspectedEvent(
-                        event.peer, machine.members.get(event.peer, event.peer), back=True
-                    )
+                    PeerHeardAgain(event.peer, machine.members.get(event.peer, event.peer))
                 )
             elif isinstance(event, SnapshotRequested) and self.node is not None:
                 self.node.provide_snapshot(event.peer, event.stable_index, machine.snapshot())
@@ -345,8 +345,25 @@ class TableAgent:
         self.network.post(LobbyChanged())
         self.network.post(LobbyView.of(self.machine))
 
+    def status(self) -> SeatStatus:
+        """This peer's place at the table, for the main thread (see ``LanSession.status``)."""
+        return SeatStatus(
+            peer_id=self.options.peer_id,
+            name=self.options.name,
+            table_code=self.options.table_code,
+            table_id=self.table_id,
+            port=self.port,
+            joined=self.joined,
+            log_path=self.log_path,
+            refused=self.refused,
+        )
+
+    def _post_status(self) -> None:
+        self.network.post(self.status())
+
     def _after_join(self) -> None:
         self.joined = True
+        self._post_status()
         self.node_submit({"k": "hello", "name": self.options.name})
 
     # --- the table's events and duties ----------------------------------------------------------

@@ -1,24 +1,40 @@
-"""What a seat's network thread posts to the main thread besides the session events: the lobby
-snapshot, members going quiet, and the view to show."""
+"""The snapshots a seat's network thread posts to the main thread, besides the session events.
+
+The main thread learns everything about its seat from these and from the session events, never by
+reading the network thread's objects: ``SeatStatus`` (this peer's place: joined, port, refused...),
+``LobbyView`` (the table's lobby) and ``ViewChanged`` (what to draw). ``LanSession.poll`` keeps
+the latest of each and returns the session events.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from .engine import State, Table
 from .scoring import Match
 from .table import Seat, TableMachine, TableSettings
 
-__all__ = ["LobbyView", "MemberSuspectedEvent", "ViewChanged"]
+__all__ = ["LobbyView", "SeatStatus", "ViewChanged"]
 
 
 @dataclass(frozen=True)
-class MemberSuspectedEvent:
-    """A member has gone quiet (about a second): the others see who is missing."""
+class SeatStatus:
+    """This peer's place at the table, posted by the network thread whenever it changes."""
 
-    peer: str
+    peer_id: str
     name: str
-    back: bool = False
+    table_code: str | None
+    """The code this peer hosts or joins with (None: an open table)."""
+    table_id: str = ""
+    port: int = 0
+    """The TCP port this peer listens on (0 until it started)."""
+    joined: bool = False
+    """The table has this peer as a member (False again while it rejoins)."""
+    log_path: Path | None = None
+    """Where this peer appends the match log (None: no log)."""
+    refused: str | None = None
+    """Why the table refused this peer (a code problem), once it did."""
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,7 @@ class LanLobby:
 
     @property
     def table_code(self) -> str | None:
-        return self.session.agent.options.table_code if self.session is not None else None
+        return self.session.status.table_code if self.session is not None else None
 
     def lobby(self) -> LobbyView | None:
         return self.session.lobby if self.session is not None else None

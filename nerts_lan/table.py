@@ -28,7 +28,7 @@ from .engine import BACK_COLOURS, Options, State, Table, deal_round
 from .replica import ActionApplied, ActionRejected, EntryKey, Replica, RoundEnded
 from .scenario import state_from_snapshot, state_snapshot
 from .scoring import Match
-from .session import MatchEnded, PeerBack, PeerLost, RoundStarted
+from .session import EntryIgnored, MatchEnded, PeerGone, PeerReturned, RoundStarted
 
 __all__ = [
     "BOT_LEVELS",
@@ -142,14 +142,6 @@ class RevealDue:
     round: int
 
 
-@dataclass(frozen=True)
-class EntryIgnored:
-    """A stable entry that did not fit the table at its place in the log (same on every peer)."""
-
-    peer: str
-    reason: str
-
-
 TableEvent: TypeAlias = (
     LobbyChanged
     | CommitDue
@@ -157,8 +149,8 @@ TableEvent: TypeAlias = (
     | EntryIgnored
     | RoundStarted
     | MatchEnded
-    | PeerLost
-    | PeerBack
+    | PeerGone
+    | PeerReturned
     | ActionApplied
     | ActionRejected
     | RoundEnded
@@ -240,7 +232,7 @@ class TableMachine:
             if seat.owner == peer:
                 self.seats[index] = replace(seat, controller=peer, bot=None)
                 players.append(seat.player)
-        self._events.append(PeerBack(peer, tuple(players)))
+        self._events.append(PeerReturned(peer, tuple(players)))
         self._events.append(LobbyChanged())
 
     def member_gone(self, peer: str) -> None:
@@ -268,7 +260,7 @@ class TableMachine:
             lost.append(seat.player)
         if self.phase == "lobby":
             self.seats = [seat for seat in self.seats if seat.owner != peer]
-        self._events.append(PeerLost(peer, tuple(lost)))
+        self._events.append(PeerGone(peer, tuple(lost)))
         if peer in self.participants:
             self.participants.remove(peer)
             self._advance_seeding()

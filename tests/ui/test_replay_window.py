@@ -110,12 +110,24 @@ pyglet.options["headless"] = True
 pyglet.options["audio"] = ("silent",)
 from pyglet.window import key
 
-def leave(dt):
-    window = next(iter(pyglet.app.windows))
-    print(type(window.current).__name__, window.current.replay.action_number, flush=True)
+waited = [0.0]
+
+def leave_once_it_plays(dt):
+    # Wait for the replay to move (a condition, bounded), not for a fixed time: a loaded
+    # machine may draw its first frames late.
+    waited[0] += dt
+    window = next(iter(pyglet.app.windows), None)
+    if window is None:
+        return
+    replay = getattr(window.current, "replay", None)
+    played = replay.action_number if replay is not None else 0
+    if played == 0 and waited[0] < 30:
+        return
+    pyglet.clock.unschedule(leave_once_it_plays)
+    print(type(window.current).__name__, played, flush=True)
     window.dispatch_event("on_key_press", key.ESCAPE, 0)
 
-pyglet.clock.schedule_once(leave, 1.0)
+pyglet.clock.schedule_interval(leave_once_it_plays, 0.05)
 from nerts_lan.cli import main
 sys.exit(main(["replay", sys.argv[1]]))
 """

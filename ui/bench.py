@@ -32,9 +32,10 @@ def bench_ui(quick: bool = False) -> dict[str, Any]:
     from pyglet import gl
 
     from nerts_lan.bots import Bot
-    from nerts_lan.practice import PracticeConfig
+    from nerts_lan.practice import PracticeConfig, PracticeSession
 
     from .app import TICK, make_window
+    from .table_screen import TableScreen
 
     clock = [0.0]
     window = make_window(1280, 800, clock=lambda: clock[0])
@@ -42,6 +43,7 @@ def bench_ui(quick: bool = False) -> dict[str, Any]:
         config = PracticeConfig(player="Sam", opponents=5, seed="bench", delay_scale=0.25)
         window.start_practice(config)
         screen = window.current
+        assert isinstance(screen, TableScreen)
         me = Bot("Sam", "hard", "bench-local", delay_scale=0.25)
         seconds = 8.0 if quick else 30.0
         frame_times: list[float] = []
@@ -49,12 +51,13 @@ def bench_ui(quick: bool = False) -> dict[str, Any]:
         while clock[0] < seconds:
             clock[0] += TICK
             session = screen.session
+            assert isinstance(session, PracticeSession)
             if clock[0] >= next_local and session.view.outcome is None:
                 action = me.decide(session.view)
                 if action is not None:
                     session.submit(action)
                 next_local = clock[0] + max(me.reaction_delay(action), 0.05)
-            if getattr(session, "waiting_for_next_round", False):
+            if session.waiting_for_next_round:
                 session.next_round()
             started = time.perf_counter()
             drew = window.tick()

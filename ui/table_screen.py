@@ -35,6 +35,7 @@ from .layout import (
     to_table_units,
 )
 from .overlays import HelpOverlay, OptionsOverlay, Overlay, ScoreOverlay
+from .screen import Screen
 from .sounds import Sounds
 from .table_view import TableView
 from .theme import ACCENT, GOOD, TEXT, TEXT_DIM, WARN
@@ -63,7 +64,7 @@ _KEY_NAMES = {
 }
 
 
-class TableScreen:
+class TableScreen(Screen):
     """One table in play; ``update(now)`` polls the session, the window forwards its events."""
 
     def __init__(

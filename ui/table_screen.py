@@ -20,7 +20,15 @@ from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, Slide
 from nerts_lan.cards import DECK
 from nerts_lan.engine import round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
-from nerts_lan.session import CursorMoved, MatchEnded, PeerBack, PeerLost, RoundStarted, Session
+from nerts_lan.session import (
+    CursorMoved,
+    MatchEnded,
+    PacedSession,
+    PeerBack,
+    PeerLost,
+    RoundStarted,
+    Session,
+)
 
 from . import intents
 from .config import CARD_SIZES, Settings
@@ -613,9 +621,8 @@ class TableScreen(Screen):
         )
 
     def _next_round(self) -> None:
-        next_round = getattr(self.session, "next_round", None)
-        if callable(next_round):
-            next_round()
+        if isinstance(self.session, PacedSession):
+            self.session.next_round()
         self.dirty = True
 
     # --- overlays ------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ def _nerts_lan(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         # bench
         (["bench", "--only"], "nerts-lan bench: error: argument --only: expected one argument"),
         (["bench", "--slow"], "nerts-lan bench: error: unrecognized arguments: --slow"),
+        (["bench", "--only", "nope"], "nerts-lan bench: error: unknown group 'nope' (choose"),
         # host
         (["host"], "nerts-lan host: error: host needs --headless here: the window hosts tables"),
         (["host", *HEADLESS, "--bot-delay", "500"], "host: error: --bot-delay must be from 0"),

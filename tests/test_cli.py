@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from nerts_lan.cli import build_parser, options_from_args
+from nerts_lan.engine import Options
+
 ROOT = Path(__file__).resolve().parent.parent
 HEADLESS = ["--headless", "--interface", "127.0.0.1"]
 
@@ -143,3 +146,16 @@ def test_headless_host_and_tables_load_no_window(tmp_path: Path) -> None:
     assert host == "status 1 loaded"  # timed out: the status of an error it cannot play on from
     tables = _loaded_by("tables", "--interface", "127.0.0.1", "--wait", "0.2", tmp_path=tmp_path)
     assert tables == "status 0 loaded"
+
+
+@pytest.mark.parametrize("command", ["practice", "host", "sim"])
+def test_the_rule_options_are_the_same_for_every_table_command(command: str) -> None:
+    """One definition: the same flags, the defaults given (a saved choice) for those left out."""
+    parser = build_parser()
+    left_out = parser.parse_args([command])
+    assert options_from_args(left_out) == Options()
+    assert options_from_args(left_out, Options(flip=1, work=5)) == Options(flip=1, work=5)
+    rules = ["--flip", "1", "--caller-bonus", "5", "--target", "50", "--kings", "--pile", "10"]
+    given = parser.parse_args([command, *rules, "--work", "6"])
+    chosen = Options(flip=1, caller_bonus=5, target=50, kings=True, pile=10, work=6)
+    assert options_from_args(given, Options(flip=3, work=5)) == chosen

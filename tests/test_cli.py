@@ -4,6 +4,7 @@ window (no ``ui``, no pyglet)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -159,3 +160,38 @@ def test_the_rule_options_are_the_same_for_every_table_command(command: str) -> 
     given = parser.parse_args([command, *rules, "--work", "6"])
     chosen = Options(flip=1, caller_bonus=5, target=50, kings=True, pile=10, work=6)
     assert options_from_args(given, Options(flip=3, work=5)) == chosen
+
+
+_WINDOW_COMMANDS = {"run_window", "run_practice", "run_replay", "_window_config"}
+
+
+def test_the_command_line_loads_the_window_only_in_the_window_commands() -> None:
+    """Building the parser and the headless commands never import ``ui``: only the functions
+    that open the window do (and type hints, which never run)."""
+    for path in sorted((ROOT / "nerts_lan" / "cli").glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for function, node in _imports_with_their_function(tree):
+            modules = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+            if any(module.split(".")[0] in ("ui", "pyglet") for module in modules):
+                assert function in _WINDOW_COMMANDS | {"TYPE_CHECKING"}, (path.name, function)
+
+
+def _imports_with_their_function(tree: ast.Module) -> list[tuple[str, ast.Import | ast.ImportFrom]]:
+    found: list[tuple[str, ast.Import | ast.ImportFrom]] = []
+    for top in tree.body:
+        if isinstance(top, ast.FunctionDef):
+            scope = top.name
+        elif isinstance(top, ast.If) and ast.unparse(top.test) == "TYPE_CHECKING":
+            scope = "TYPE_CHECKING"
+        else:
+            scope = "<module>"
+        for node in ast.walk(top):
+            if isinstance(node, ast.Import) or (
+                isinstance(node, ast.ImportFrom) and not node.level
+            ):
+                found.append((scope, node))
+    return found

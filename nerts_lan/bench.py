@@ -33,9 +33,10 @@ def run_benchmarks(quick: bool = False, only: Sequence[str] | None = None) -> di
     groups.update(_optional_groups())
     unknown = sorted(set(only or ()) - set(groups))
     if unknown:
-        raise SystemExit(
-            f"nerts-lan bench: error: unknown group {unknown[0]!r} "
-            f"(choose from {', '.join(sorted(groups))})"
+        from .usage import UsageError
+
+        raise UsageError(
+            "bench", f"unknown group {unknown[0]!r} (choose from {', '.join(sorted(groups))})"
         )
     figures: dict[str, Any] = {}
     for name, bench in groups.items():

@@ -12,7 +12,7 @@ other seats) and the network session (peers on the LAN).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, TypeAlias
+from typing import Protocol, TypeAlias, runtime_checkable
 
 from .actions import Action
 from .engine import State, Table
@@ -23,6 +23,7 @@ __all__ = [
     "CursorMoved",
     "EntryIgnored",
     "MatchEnded",
+    "PacedSession",
     "PeerGone",
     "PeerHeardAgain",
     "PeerReturned",
@@ -156,4 +157,19 @@ class Session(Protocol):
 
     def close(self) -> None:
         """Leave the table."""
+        ...
+
+
+@runtime_checkable
+class PacedSession(Session, Protocol):
+    """A session whose next round waits for its player (practice, a replay): the table screen
+    offers "next round" only on these."""
+
+    @property
+    def waiting_for_next_round(self) -> bool:
+        """True between a round's end and the next deal."""
+        ...
+
+    def next_round(self) -> None:
+        """Deal (or play back) the next round now."""
         ...

@@ -20,7 +20,15 @@ from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, Slide
 from nerts_lan.cards import DECK
 from nerts_lan.engine import round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
-from nerts_lan.session import CursorMoved, MatchEnded, PeerGone, PeerReturned, RoundStarted, Session
+from nerts_lan.session import (
+    CursorMoved,
+    MatchEnded,
+    PacedSession,
+    PeerGone,
+    PeerReturned,
+    RoundStarted,
+    Session,
+)
 
 from . import intents
 from .config import CARD_SIZES, Settings
@@ -35,6 +43,7 @@ from .layout import (
     to_table_units,
 )
 from .overlays import HelpOverlay, OptionsOverlay, Overlay, ScoreOverlay
+from .screen import Screen
 from .sounds import Sounds
 from .table_view import TableView
 from .theme import ACCENT, GOOD, TEXT, TEXT_DIM, WARN
@@ -63,7 +72,7 @@ _KEY_NAMES = {
 }
 
 
-class TableScreen:
+class TableScreen(Screen):
     """One table in play; ``update(now)`` polls the session, the window forwards its events."""
 
     def __init__(
@@ -612,9 +621,8 @@ class TableScreen:
         )
 
     def _next_round(self) -> None:
-        next_round = getattr(self.session, "next_round", None)
-        if callable(next_round):
-            next_round()
+        if isinstance(self.session, PacedSession):
+            self.session.next_round()
         self.dirty = True
 
     # --- overlays ------------------------------------------------------------------------------

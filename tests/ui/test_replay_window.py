@@ -110,21 +110,13 @@ pyglet.options["headless"] = True
 pyglet.options["audio"] = ("silent",)
 from pyglet.window import key
 
-waited = [0.0]
-
 def leave_once_it_plays(dt):
-    # Wait for the replay to move (a condition, bounded), not for a fixed time: a loaded
-    # machine may draw its first frames late.
-    waited[0] += dt
+    # Waits for the replay to move (not for a wall-clock time: a loaded machine starts slowly).
     window = next(iter(pyglet.app.windows), None)
-    if window is None:
-        return
-    replay = getattr(window.current, "replay", None)
-    played = replay.action_number if replay is not None else 0
-    if played == 0 and waited[0] < 30:
+    if window is None or window.current is None or window.current.replay.action_number == 0:
         return
     pyglet.clock.unschedule(leave_once_it_plays)
-    print(type(window.current).__name__, played, flush=True)
+    print(type(window.current).__name__, window.current.replay.action_number, flush=True)
     window.dispatch_event("on_key_press", key.ESCAPE, 0)
 
 pyglet.clock.schedule_interval(leave_once_it_plays, 0.05)

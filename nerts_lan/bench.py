@@ -149,11 +149,11 @@ def _choose(view: State, player: str, rng: random.Random, idle: int) -> Action:
     for action in options:
         if isinstance(action, CallNerts):
             return action
-        if isinstance(action, Play) and action.target == "f":
+        if isinstance(action, Play) and action.target.kind == "foundation":
             by_kind["found"].append(action)
-        elif isinstance(action, (Play, SlideUnder)) and action.source == "nerts":
+        elif isinstance(action, (Play, SlideUnder)) and action.source.kind == "nerts":
             by_kind["nerts"].append(action)
-        elif isinstance(action, (Play, SlideUnder)) and action.source == "waste":
+        elif isinstance(action, (Play, SlideUnder)) and action.source.kind == "waste":
             by_kind["move"].append(action)
         else:
             by_kind["other"].append(action)

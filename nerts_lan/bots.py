@@ -27,6 +27,7 @@ from typing import Final
 from .actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from .cards import card_color, card_rank, card_suit
 from .engine import State, Tableau, legal_actions
+from .piles import Pile
 
 __all__ = ["HIDDEN_CARD", "LEVELS", "PROFILES", "Bot", "LevelProfile", "redact"]
 
@@ -81,11 +82,11 @@ def redact(state: State, team: int) -> State:
     for tableau in state.teams:
         teams.append(
             Tableau(
-                _hide_below_top(tableau.nerts),
-                tableau.work,
-                _HIDDEN_RUNS[len(tableau.stock)],
-                _hide_below_top(tableau.waste),
-                tableau.stuck,
+                nerts=_hide_below_top(tableau.nerts),
+                work=tableau.work,
+                stock=_HIDDEN_RUNS[len(tableau.stock)],
+                waste=_hide_below_top(tableau.waste),
+                stuck=tableau.stuck,
             )
         )
     return state.with_teams(tuple(teams))
@@ -208,7 +209,7 @@ class Bot:
         best: Action | None = None
         best_rank = 99
         for action in actions:
-            if type(action) is Play and action.target == "f":
+            if type(action) is Play and action.target.kind == "foundation":
                 rank = card_rank(action.card)
                 if rank < best_rank:
                     best, best_rank = action, rank
@@ -244,13 +245,13 @@ class Bot:
             if type(action) is Play:
                 card = action.card
                 source = action.source
-                if source == "waste" and not with_waste:
+                if source.kind == "waste" and not with_waste:
                     continue
                 target = action.target
-                if target == "f":
-                    if source == "nerts":
+                if target.kind == "foundation":
+                    if source.kind == "nerts":
                         value = 1000.0
-                    elif source == "waste":
+                    elif source.kind == "waste":
                         value = 700.0
                     else:
                         value = 680.0
@@ -262,9 +263,9 @@ class Bot:
                         if card in rivals:
                             value += 90.0
                         value += 14 - card_rank(card)
-                elif source == "nerts":
+                elif source.kind == "nerts":
                     value = 900.0 if work[_work_index(target)] else 880.0
-                elif source == "waste":
+                elif source.kind == "waste":
                     dest = work[_work_index(target)]
                     if dest:
                         value = 400.0
@@ -303,7 +304,7 @@ class Bot:
                     if after in memory.work_configs or memory.work_moves >= _MAX_WORK_MOVES:
                         continue
             elif type(action) is SlideUnder:
-                if action.source == "nerts":
+                if action.source.kind == "nerts":
                     value = 890.0
                 elif with_waste:
                     value = 380.0
@@ -385,7 +386,6 @@ _DELAY_SIGMA: Final = 0.35
 _DELAY_MIN: Final = 0.4
 _DELAY_MAX: Final = 3.0
 _HIDDEN_RUNS: Final = tuple((HIDDEN_CARD,) * n for n in range(53))
-_WORK_INDEX: Final = {f"w{i}": i - 1 for i in range(1, 10)}
 
 
 class _Memory:
@@ -461,12 +461,13 @@ def _hide_below_top(pile: tuple[int, ...]) -> tuple[int, ...]:
     return _HIDDEN_RUNS[len(pile) - 1] + pile[-1:]
 
 
-def _work_index(pile: str) -> int:
-    return _WORK_INDEX[pile]
+def _work_index(pile: Pile) -> int:
+    assert pile.index is not None
+    return pile.index
 
 
-def _source_of(action: Action) -> str:
-    return action.source if type(action) is Play or type(action) is SlideUnder else ""
+def _source_of(action: Action) -> Pile | None:
+    return action.source if type(action) is Play or type(action) is SlideUnder else None
 
 
 def _fits(card: int, onto: int) -> bool:

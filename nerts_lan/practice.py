@@ -307,7 +307,7 @@ class PracticeSession:
                 continue
             if not isinstance(other, (Play, SlideUnder)) or other.card != action.card:
                 continue
-            to_foundation = other.target.startswith("f") and action.target.startswith("f")
+            to_foundation = other.target.kind == action.target.kind == "foundation"
             if to_foundation or self._table.team_of(by) == team:
                 return by
         return None

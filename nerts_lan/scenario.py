@@ -104,12 +104,7 @@ def load_scenario(data: Any) -> Scenario:
             raise MalformedError("'foundations' given together with 'seed'")
         opening = deal_round(table, seed)
         stuck = tuple(_bool(team, "stuck", f"teams[{i}]") for i, team in enumerate(teams_data))
-        initial = State(
-            table,
-            tuple(
-                Tableau(t.nerts, t.work, t.stock, t.waste, s) for t, s in zip(opening.teams, stuck)
-            ),
-        )
+        initial = State(table, tuple(t.with_stuck(s) for t, s in zip(opening.teams, stuck)))
     else:
         initial = _layout(table, teams_data, data.get("foundations", []))
 
@@ -225,7 +220,13 @@ def state_from_snapshot(data: Any) -> State:
         initial.table.options, initial.table.team_names, initial.table.team_players, tuple(colours)
     )
     return State(
-        table, initial.teams, initial.f_cards, initial.f_owners, initial.f_next, rotations, ending
+        table,
+        initial.teams,
+        f_cards=initial.f_cards,
+        f_owners=initial.f_owners,
+        f_next=initial.f_next,
+        rotations=rotations,
+        outcome=ending,
     )
 
 
@@ -290,7 +291,10 @@ def _layout(table: Table, teams_data: list[Any], foundations_data: Any) -> State
         if not isinstance(waste_data, list):
             raise MalformedError(f"{where}.waste must be a list of cards")
         waste = _cards(waste_data, f"{where}.waste", decks[index])
-        tableaus.append(Tableau(nerts, tuple(work), stock, waste, _bool(team, "stuck", where)))
+        stuck = _bool(team, "stuck", where)
+        tableaus.append(
+            Tableau(nerts=nerts, work=tuple(work), stock=stock, waste=waste, stuck=stuck)
+        )
 
     if not isinstance(foundations_data, list):
         raise MalformedError("'foundations' must be a list")

@@ -15,6 +15,7 @@ from nerts_lan.engine import (
     legal_actions,
     state_digest,
 )
+from nerts_lan.piles import Pile
 from nerts_lan.replica import ActionApplied, ActionRejected, Replica, RoundEnded, replay_log
 
 from .kit import layout, piles, team
@@ -29,8 +30,8 @@ def _race_table() -> tuple[Replica, Replica]:
     return Replica(state, "A"), Replica(state, "B")
 
 
-ANN_2S = Play("ann", Card.parse("2S"), "nerts", "f1")
-BO_2S = Play("bo", Card.parse("2S"), "waste", "f1")
+ANN_2S = Play("ann", Card.parse("2S"), Pile.parse("nerts"), Pile.parse("f1"))
+BO_2S = Play("bo", Card.parse("2S"), Pile.parse("waste"), Pile.parse("f1"))
 
 
 def test_a_local_action_shows_at_once_and_is_not_stable_yet() -> None:
@@ -84,7 +85,7 @@ def test_malformed_payloads_are_rejected_entries_not_crashes() -> None:
 def test_the_round_ends_once_the_nerts_call_is_stable() -> None:
     state = layout(team("red", ("ann",), nerts="AS"), caller_bonus=5)
     replica = Replica(state, "A")
-    replica.add((1, "A"), Play("ann", Card.parse("AS"), "nerts", "f"))
+    replica.add((1, "A"), Play("ann", Card.parse("AS"), Pile.parse("nerts"), Pile.parse("f")))
     replica.add((2, "A"), CallNerts("ann"))
     assert replica.view.over and not replica.stable.over
     assert replica.stabilize((1, "A")) == []

@@ -181,7 +181,7 @@ class TableScreen:
             pile = placement.pile
             tableau = state.teams[self.team]
             if pile.kind == "work":
-                cards = tableau.work[pile.index][placement.position :]
+                cards = tableau.work[pile.work_index][placement.position :]
             else:
                 cards = (placement.card,)  # type: ignore[assignment]
                 if placement.position != (
@@ -364,7 +364,7 @@ class TableScreen:
     def _sound_for(self, action: Action) -> None:
         if isinstance(action, Flip):
             self.sounds.play("flip")
-        elif isinstance(action, Play) and action.target.startswith("f"):
+        elif isinstance(action, Play) and action.target.kind == "foundation":
             self.sounds.play("foundation")
         elif isinstance(action, (Play, SlideUnder)):
             self.sounds.play("play")
@@ -374,11 +374,7 @@ class TableScreen:
         assert layout is not None
         area = layout.own_area
         if isinstance(action, (Play, SlideUnder)):
-            name = action.source
-            if name.startswith("w") and name[1:].isdigit():
-                rect = area.work[int(name[1:]) - 1]
-            else:
-                rect = area.nerts if name == "nerts" else area.waste
+            rect = area.pile_rect(action.source)
             return rect.center[0], rect.top + 8
         return area.stock.center[0], area.stock.top + 8
 
@@ -414,9 +410,8 @@ class TableScreen:
                     and (placement.pile.team == self.team)
                 ):
                     marks.append((placement.rect, GOOD))
-            target = hint.target
-            if target.startswith("w"):
-                marks.append((layout.own_area.work[int(target[1:]) - 1], GOOD))
+            if hint.target.kind == "work":
+                marks.append((layout.own_area.pile_rect(hint.target), GOOD))
             else:
                 marks.append((layout.center, GOOD))
         elif isinstance(hint, Flip):

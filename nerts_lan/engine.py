@@ -208,11 +208,15 @@ def _plays_onto_work(
 def _stack_moves(work: tuple[tuple[int, ...], ...], player: str) -> list[Action]:
     """Every move of a work pile's card (with the cards on it) onto another work pile."""
     actions: list[Action] = []
+    rank, color = _RANK, _COLOR  # the hot loop of bots: no call per pair of cards
     for source_index, pile in enumerate(work):
         source = _WORK_PILES[source_index]
         for card in pile:
+            below, other_color = rank[card] + 1, 1 - color[card]
             for index, dest in enumerate(work):
-                if index != source_index and (not dest or _fits_on(card, dest[-1])):
+                if index == source_index:
+                    continue
+                if not dest or (rank[dest[-1]] == below and color[dest[-1]] == other_color):
                     actions.append(Play(player, DECK[card], source, _WORK_PILES[index]))
     return actions
 
@@ -226,14 +230,15 @@ def _card_played(
 ) -> State:
     """The state after ``team`` played a card, leaving it ``tableau`` (and ``foundations``)."""
     teams = list(state.teams)
-    teams[team] = tableau.with_stuck(False)
-    f = foundations or _Foundations(state.f_cards, state.f_owners, state.f_next)
+    teams[team] = tableau.with_stuck(False) if tableau.stuck else tableau
+    if foundations is None:
+        foundations = _Foundations(state.f_cards, state.f_owners, state.f_next)
     return State(
         state.table,
         tuple(teams),
-        f_cards=f.cards,
-        f_owners=f.owners,
-        f_next=f.wanted,
+        f_cards=foundations.cards,
+        f_owners=foundations.owners,
+        f_next=foundations.wanted,
         rotations=0,
     )
 

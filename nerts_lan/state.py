@@ -237,7 +237,15 @@ class State:
         """This state with team ``team``'s tableau replaced: all else kept."""
         teams = list(self.teams)
         teams[team] = tableau
-        return self.with_teams(tuple(teams))
+        return State(
+            self.table,
+            tuple(teams),
+            f_cards=self.f_cards,
+            f_owners=self.f_owners,
+            f_next=self.f_next,
+            rotations=self.rotations,
+            outcome=self.outcome,
+        )
 
     @classmethod
     def with_foundations(

@@ -13,7 +13,8 @@ their unchanged piles, which makes a snapshot free (keep the reference) and a ro
 - ``state_digest(state)`` is a canonical hash, identical on every machine.
 
 The values it folds over (``Options``, ``Table``, ``Tableau``, ``State``, ``Outcome``,
-``Rejection``, ``state_digest``) live in ``nerts_lan.state`` and are re-exported here.
+``Rejection``, ``RejectionKind``, ``state_digest``) live in ``nerts_lan.state``; this module
+re-exports them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .state import (
     Options,
     Outcome,
     Rejection,
+    RejectionKind,
     State,
     Table,
     Tableau,
@@ -43,6 +45,7 @@ __all__ = [
     "Options",
     "Outcome",
     "Rejection",
+    "RejectionKind",
     "State",
     "Table",
     "Tableau",
@@ -74,7 +77,7 @@ def apply(state: State, action: Action) -> State | Rejection:
         return _ROUND_OVER
     team = state.table.player_team.get(action.by)
     if team is None:
-        return Rejection(f"{action.by} is not at this table")
+        return Rejection(f"{action.by} is not at this table", RejectionKind.NOT_AT_TABLE)
     match action:
         case Play():
             return _play(state, team, action)
@@ -160,7 +163,7 @@ def round_scores(state: State) -> dict[str, int]:
 _RANK: Final = tuple(card_rank(c) for c in range(52))
 _COLOR: Final = tuple(card_color(c) for c in range(52))
 _WORK_PILES: Final = tuple(work_pile(i) for i in range(9))
-_ROUND_OVER: Final = Rejection("the round is over")
+_ROUND_OVER: Final = Rejection("the round is over", RejectionKind.ROUND_OVER)
 _T = TypeVar("_T")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Final, Literal
 
 from .cards import DECK, card_rank
@@ -20,6 +21,7 @@ __all__ = [
     "Options",
     "Outcome",
     "Rejection",
+    "RejectionKind",
     "State",
     "Table",
     "Tableau",
@@ -184,11 +186,30 @@ class Outcome:
     caller: str | None = None
 
 
+class RejectionKind(Enum):
+    """Why an action does not count, as a value (the wire form keeps only the reason)."""
+
+    ILLEGAL = "illegal"
+    """The rules do not allow it at its place in the order (the engine's usual refusal)."""
+    ROUND_OVER = "round_over"
+    """The round had ended (or no round was in play)."""
+    NOT_AT_TABLE = "not_at_table"
+    """Its player does not play at this table."""
+    NOT_YOUR_SEAT = "not_your_seat"
+    """The peer that sent it does not play that seat (the replica's ``authorize``)."""
+    MALFORMED = "malformed"
+    """The payload is not an action at all."""
+    LOST_RACE = "lost_race"
+    """It counted in the view until another player's earlier-ordered action took its place."""
+
+
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """An action the rules refuse at its place in the order; it changes nothing."""
+    """An action refused at its place in the order; it changes nothing. ``reason`` is a short
+    phrase for people, ``kind`` what a program branches on."""
 
     reason: str
+    kind: RejectionKind = RejectionKind.ILLEGAL
 
 
 class State:

@@ -7,7 +7,7 @@ import pytest
 from nerts_lan.actions import Flip, Play
 from nerts_lan.bots import Bot
 from nerts_lan.cards import Card
-from nerts_lan.engine import Options
+from nerts_lan.engine import Options, RejectionKind
 from nerts_lan.piles import Pile
 from nerts_lan.practice import PracticeConfig, PracticeSession
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
@@ -107,6 +107,7 @@ def test_a_refused_intent_comes_back_with_the_reason() -> None:
     (event,) = session.poll(0.1)
     assert isinstance(event, ActionRejected) and event.local
     assert event.reason == "9C is not on top of the nerts pile"
+    assert event.kind is RejectionKind.ILLEGAL
 
 
 def test_a_move_that_lost_the_race_names_who_got_there_first() -> None:
@@ -122,6 +123,7 @@ def test_a_move_that_lost_the_race_names_who_got_there_first() -> None:
     session.submit(Play("You", Card.parse("2S"), Pile.parse("nerts"), Pile.parse("f1")))
     rejected = [e for e in session.poll(0.02) if isinstance(e, ActionRejected)]
     assert rejected and rejected[0].lost_race_to == "Ada"
+    assert rejected[0].kind is RejectionKind.LOST_RACE
 
 
 def test_only_the_local_player_submits() -> None:

@@ -9,6 +9,7 @@ from nerts_lan.cards import Card
 from nerts_lan.engine import (
     Options,
     Rejection,
+    RejectionKind,
     Table,
     apply,
     deal_round,
@@ -49,7 +50,14 @@ def test_a_race_is_decided_by_the_order_and_the_loser_snaps_back() -> None:
     b.add((2, "B"), BO_2S)
     events = a.add((2, "B"), BO_2S)
     assert (
-        ActionRejected((3, "A"), ANN_2S, "f1 does not take 2S", local=True, lost_race_to="bo")
+        ActionRejected(
+            (3, "A"),
+            ANN_2S,
+            "f1 does not take 2S",
+            local=True,
+            kind=RejectionKind.LOST_RACE,
+            lost_race_to="bo",
+        )
         in events
     )
     assert piles(a.view)["nerts"] == ["2S"]  # ann's card went back
@@ -76,6 +84,7 @@ def test_malformed_payloads_are_rejected_entries_not_crashes() -> None:
     replica, _ = _race_table()
     events = replica.add((1, "B"), {"by": "bo", "do": "teleport"})
     assert isinstance(events[0], ActionRejected) and "malformed action" in events[0].reason
+    assert events[0].kind is RejectionKind.MALFORMED
     events = replica.add((2, "B"), b"\x00garbage")
     assert isinstance(events[0], ActionRejected)
     events = replica.add((3, "A"), ANN_2S.to_wire())
@@ -147,7 +156,11 @@ def test_a_peer_may_act_only_for_the_players_it_controls() -> None:
     )
     replica = Replica(state, "A", authorize)
     events = replica.add((1, "B"), ANN_2S)  # B forges an action in ann's name
-    assert events == [ActionRejected((1, "B"), ANN_2S, "ann is not played from B", local=False)]
+    assert events == [
+        ActionRejected(
+            (1, "B"), ANN_2S, "ann is not played from B", False, RejectionKind.NOT_YOUR_SEAT
+        )
+    ]
     replica.add((2, "A"), ANN_2S)
     replica.stabilize((2, "A"))
     assert replica.stable.f_owners == ((0, 0),)

@@ -18,7 +18,7 @@ from pyglet.window import mouse
 
 from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.cards import DECK
-from nerts_lan.engine import round_scores
+from nerts_lan.engine import RejectionKind, round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
 from nerts_lan.session import CursorMoved, MatchEnded, PeerBack, PeerLost, RoundStarted, Session
 
@@ -319,7 +319,7 @@ class TableScreen:
             if event.local:
                 self.sounds.play("refused")
                 message = event.reason
-                if event.lost_race_to:
+                if event.kind is RejectionKind.LOST_RACE and event.lost_race_to:
                     message = f"{event.lost_race_to} got there first"
                 x, y = self._where(event.action)
                 self.view.note(message, x, y, now)

@@ -168,7 +168,7 @@ def test_a_different_log_gives_a_different_hash() -> None:
 def test_a_snapshot_round_trips_to_the_same_state(game: tuple[State, list[Action]]) -> None:
     import json
 
-    from nerts_lan.scenario import state_from_snapshot, state_snapshot
+    from nerts_lan.codec import state_from_snapshot, state_snapshot
 
     initial, actions = game
     state, _ = replay(initial, actions)

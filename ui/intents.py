@@ -133,33 +133,13 @@ def key_action(
             return None, None
         return (Selection(pile) if stack_from(state, pile) else None), None
     if key.isdigit() and len(key) == 1:
-        index = int(key) - 1
-        if not 0 <= index < len(tableau.work):
-            return selection, None
-        pile = PileRef(team, work_pile(index))
-        if selection is None:
-            return (Selection(pile) if tableau.work[index] else None), None
-        if selection.pile == pile:
-            return None, None
-        cards = stack_from(state, selection.pile, selection.depth)
-        if not cards:
-            return None, None
-        moves = _moves_to(state, player, selection.pile, cards[0], pile)
-        return None, _first_accepted(state, moves)
+        return _work_key(state, player, team, selection, int(key) - 1)
     if key in ("up", "down") and selection is not None and selection.pile.kind == "work":
         size = len(tableau.work[selection.pile.work_index])
         depth = selection.depth + (1 if key == "up" else -1)
         return Selection(selection.pile, max(1, min(depth, size))), None
     if key in ("f", "enter"):
-        if selection is None:
-            hint = hint_action(state, player)
-            if isinstance(hint, Play) and hint.target.kind == "foundation":
-                return None, hint
-            return None, None
-        cards = stack_from(state, selection.pile, 1)
-        if not cards:
-            return None, None
-        return None, Play(player, DECK[cards[-1]], selection.pile.pile, ANY_FOUNDATION.pile)
+        return None, _foundation_key(state, player, selection)
     return selection, None
 
 
@@ -178,6 +158,36 @@ def describe(action: Action) -> str:
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+
+def _work_key(
+    state: State, player: str, team: int, selection: Selection | None, index: int
+) -> tuple[Selection | None, Action | None]:
+    """A work pile's number key: pick that pile, or move the pick onto it."""
+    work = state.teams[team].work
+    if not 0 <= index < len(work):
+        return selection, None
+    pile = PileRef(team, work_pile(index))
+    if selection is None:
+        return (Selection(pile) if work[index] else None), None
+    if selection.pile == pile:
+        return None, None
+    cards = stack_from(state, selection.pile, selection.depth)
+    if not cards:
+        return None, None
+    moves = _moves_to(state, player, selection.pile, cards[0], pile)
+    return None, _first_accepted(state, moves)
+
+
+def _foundation_key(state: State, player: str, selection: Selection | None) -> Action | None:
+    """F or Enter: the pick's top card to a foundation, or the hint's foundation play."""
+    if selection is None:
+        hint = hint_action(state, player)
+        return hint if isinstance(hint, Play) and hint.target.kind == "foundation" else None
+    cards = stack_from(state, selection.pile, 1)
+    if not cards:
+        return None
+    return Play(player, DECK[cards[-1]], selection.pile.pile, ANY_FOUNDATION.pile)
 
 
 def _moves_to(

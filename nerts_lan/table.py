@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, TypeAlias
 
 from .actions import MAX_NAME_LENGTH, Action, MalformedError, action_from_wire
+from .codec import state_from_snapshot, state_snapshot
 from .engine import BACK_COLOURS, Options, State, Table, deal_round
 from .replica import ActionApplied, ActionRejected, EntryKey, Replica, RoundEnded
-from .scenario import state_from_snapshot, state_snapshot
 from .scoring import Match
 from .session import EntryIgnored, MatchEnded, PeerGone, PeerReturned, RoundStarted
 

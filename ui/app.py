@@ -169,7 +169,7 @@ def _window_class() -> Any:
     from nerts_lan.practice import PracticeConfig, PracticeSession
 
     from .config import load_settings, save_settings
-    from .lobby import NoNetwork, TableInfo
+    from .lobby import ListedTable, NoNetwork
     from .lobby_screen import LobbyScreen
     from .menu_screen import MenuScreen
     from .overlays import OptionsOverlay
@@ -234,14 +234,14 @@ def _window_class() -> Any:
         def show_host_form(self) -> None:
             self._show_lobby(host_form=True)
 
-        def join_table(self, table: TableInfo) -> None:
+        def join_table(self, table: ListedTable) -> None:
             if table.needs_code:
                 self._show_lobby(host_form=False, code_table=table)  # asks for the code first
                 return
             self.lobby.join(self._player_name(), table.table_id)
             self._show_lobby(host_form=False)
 
-        def _show_lobby(self, host_form: bool, code_table: TableInfo | None = None) -> None:
+        def _show_lobby(self, host_form: bool, code_table: ListedTable | None = None) -> None:
             player = self._player_name()
             self._replace(
                 LobbyScreen(

@@ -26,7 +26,7 @@ from nerts_lan.session import Session
 
 from .config import Settings
 from .layout import Rect
-from .lobby import HostRequest, LobbyProvider, TableInfo
+from .lobby import HostRequest, ListedTable, LobbyProvider
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
 from .widgets import Button, FormScreen, Panel, TextField
 
@@ -49,7 +49,7 @@ class LobbyScreen(FormScreen):
         on_session: Callable[[Session], None],
         on_back: Callable[[], None],
         host_form: bool = False,
-        code_table: TableInfo | None = None,
+        code_table: ListedTable | None = None,
     ) -> None:
         self.window = window
         self.batch = batch
@@ -198,7 +198,7 @@ class LobbyScreen(FormScreen):
 
     # --- a private table's code ------------------------------------------------------------------
 
-    def _build_code_form(self, panel: Rect, table: TableInfo) -> None:
+    def _build_code_form(self, panel: Rect, table: ListedTable) -> None:
         x, y = panel.x + 28, panel.top - 44
         self.text(f"Join {table.name}", x, y, size=24, bold=True, colour=ACCENT)
         y -= 44

@@ -18,7 +18,7 @@ from nerts_lan.practice import MAX_OPPONENTS, PracticeConfig
 
 from .config import Settings
 from .layout import Rect
-from .lobby import HostRequest, LobbyProvider, TableInfo
+from .lobby import HostRequest, ListedTable, LobbyProvider
 from .theme import ACCENT, TEXT_DIM, WARN
 from .widgets import Button, FormScreen, Panel, TextField
 
@@ -40,7 +40,7 @@ class MenuScreen(FormScreen):
         on_practice: Callable[[PracticeConfig], None],
         on_options: Callable[[], None] | None = None,
         on_host: Callable[[], None] | None = None,
-        on_join: Callable[[TableInfo], None] | None = None,
+        on_join: Callable[[ListedTable], None] | None = None,
     ) -> None:
         """``on_host()`` opens the host's form and ``on_join(table)`` joins ``table`` (with a
         network); without them the buttons only say that the LAN is not available."""
@@ -59,7 +59,7 @@ class MenuScreen(FormScreen):
         self.items: list[Any] = []
         self.buttons: list[Button] = []
         self.name_field: TextField | None = None
-        self._tables: list[TableInfo] = []
+        self._tables: list[ListedTable] = []
         self._message = ""
         self.dirty = True
         self.resize(window.width, window.height)
@@ -248,10 +248,10 @@ class MenuScreen(FormScreen):
         self._message = "Hosting LAN tables comes with the network: try Practice meanwhile"
         self.resize(self.window.width, self.window.height)
 
-    def _joiner(self, table: TableInfo) -> Callable[[], None]:
+    def _joiner(self, table: ListedTable) -> Callable[[], None]:
         return lambda: self._join(table)
 
-    def _join(self, table: TableInfo) -> None:
+    def _join(self, table: ListedTable) -> None:
         self._store_name()
         if self.on_join is not None:
             self.on_join(table)

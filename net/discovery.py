@@ -132,7 +132,8 @@ class Discovery:
         for task in list(self._pending):
             task.cancel()
         for info in list(self._published.values()):
-            await self._zeroconf.async_unregister_service(info)
+            goodbyes = await self._zeroconf.async_unregister_service(info)
+            await goodbyes  # sent before the sockets close, so browsers see the advert go now
         self._published.clear()
         await self._zeroconf.async_close()
 

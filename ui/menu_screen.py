@@ -78,7 +78,6 @@ class MenuScreen(FormScreen):
         value = field.value if field is not None else self.settings.player_name
         focused = field.focused if field is not None else False
         self._clear()
-        s = self.settings
         margin = 24.0
         self.text(
             "Nerts", width / 2, height - 60, size=46, bold=True, colour=ACCENT, anchor_x="center"
@@ -96,13 +95,30 @@ class MenuScreen(FormScreen):
         right = Rect(width / 2 + margin / 2, margin, col_w, height - 150 - margin)
         self.items.append(Panel(self.batch, self.group, left, alpha=200))
         self.items.append(Panel(self.batch, self.group, right, alpha=200))
+        self._build_practice(left, value, focused)
+        self._build_tables(right)
+        if self.on_options is not None:
+            self.button(Rect(width - 130, height - 50, 110, 34), "Options", self.on_options)
+        if self._message:
+            self.text(
+                self._message,
+                width / 2,
+                8,
+                size=13,
+                colour=WARN,
+                anchor_x="center",
+                anchor_y="bottom",
+            )
+        self.dirty = True
 
-        # Left: name and practice.
+    def _build_practice(self, left: Rect, name: str, focused: bool) -> None:
+        """The left column: the player's name and a practice game against bots."""
+        s = self.settings
         x, y = left.x + 20, left.top - 34
         self.text("Your name", x, y, size=15, bold=True)
         y -= 46
         self.name_field = TextField(
-            self.batch, self.group, self.text_group, Rect(x, y, left.w - 40, 34), value
+            self.batch, self.group, self.text_group, Rect(x, y, left.w - 40, 34), name
         )
         self.name_field.focus(focused)
         y -= 46
@@ -123,7 +139,8 @@ class MenuScreen(FormScreen):
             Rect(x, left.y + 20, left.w - 40, 46), "Practice", self._practice, (40, 120, 72)
         )
 
-        # Right: the LAN.
+    def _build_tables(self, right: Rect) -> None:
+        """The right column: the tables found on the LAN, to join or watch, and hosting one."""
         x, y = right.x + 20, right.top - 34
         self.text("Tables on your LAN", x, y, size=17, bold=True, colour=ACCENT)
         y -= 36
@@ -150,19 +167,6 @@ class MenuScreen(FormScreen):
         self.button(
             Rect(x, right.y + 20, right.w - 40, 46), "Host a table", self._host, (52, 90, 130)
         )
-        if self.on_options is not None:
-            self.button(Rect(width - 130, height - 50, 110, 34), "Options", self.on_options)
-        if self._message:
-            self.text(
-                self._message,
-                width / 2,
-                8,
-                size=13,
-                colour=WARN,
-                anchor_x="center",
-                anchor_y="bottom",
-            )
-        self.dirty = True
 
     def close(self) -> None:
         self._store_name()

@@ -4,6 +4,8 @@ For a spare laptop that should host a bot, for scripts and for the tests. A head
 one JSON object per line on standard output, each with an ``event``:
 
 - ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host) / ``joined``
+- ``seated`` (player, team: 1-based, once seated and again if it moves) / ``watching`` (round: a
+  match is under way and this peer has no seat; it plays from a later deal if a seat frees up)
 - ``round_started`` (round, teams) / ``round_over`` (round, scores, state_hash, ending, caller)
 - ``match_over`` (totals, winner, differences)
 - ``peer_went_silent`` (peer, name: its link went quiet, about a second) / ``peer_heard_again``
@@ -32,7 +34,7 @@ from .advert import LanOptions, TableInfo, make_table_code, normalize_code, pers
 from .bots import LEVELS
 from .browse import TableBrowser
 from .engine import Options
-from .lan_events import SeatStatus
+from .lan_events import LobbyView, SeatStatus
 from .lan_session import LanSession
 from .matchlog import (
     ReplayedRound,
@@ -411,6 +413,7 @@ def _play(session: LanSession, args: argparse.Namespace) -> int:
                 _emit({"event": "error", "message": f"the table refused us: {refused}"})
                 return 1
             _report(session.status, events, progress)
+            _report_seat(session.lobby, progress)
     finally:
         session.close(leave=True)
     return 0
@@ -434,6 +437,8 @@ class _Progress:
     """``--rounds``: leave after this round of the match (None: play to its end)."""
     round_number: int = 0
     joined_reported: bool = False
+    seat_reported: Record | None = None
+    """The last ``seated`` or ``watching`` line."""
     finished: bool = False
 
 
@@ -456,6 +461,23 @@ def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress)
         elif isinstance(event, MatchEnded):
             progress.finished = True
         _emit_event(shown)
+
+
+def _report_seat(lobby: LobbyView | None, progress: _Progress) -> None:
+    """Say when this peer takes a seat (or moves), and when it watches a match under way
+    without one (it joined a full table, or one with no seat a bot plays)."""
+    if lobby is None:
+        return
+    seat = lobby.my_seat
+    if seat is not None:
+        record = {"event": "seated", "player": seat.player, "team": seat.team + 1}
+    elif lobby.phase != "lobby":
+        record = {"event": "watching", "round": lobby.round_number}
+    else:
+        return
+    if record != progress.seat_reported:
+        progress.seat_reported = record
+        _emit(record)
 
 
 def _numbered(number: int, ended: RoundEnded) -> ReplayedRound:

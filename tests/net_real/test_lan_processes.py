@@ -103,6 +103,10 @@ def test_a_latecomer_watches_then_takes_the_seat_a_bot_plays(tmp_path: Path) -> 
         # Di watches the round in play, then holds the seat from the next deal on.
         later = di.wait_for("round_started", timeout=90, round=2)
         assert "Di" in [p for players in later["teams"].values() for p in players]
+        seated = di.wait_for("seated")  # and Di's lines say so
+        assert seated["player"] == "Di"
+        said = [record["event"] for record in di.lines]
+        assert "watching" in said and said.index("watching") < said.index("seated")
         for peer in peers:
             assert peer.finish(120) == 0, peer.stderr[-2000:]
         hashes = [_round_hashes(p) for p in peers]

@@ -171,6 +171,8 @@ class Mesh:
     """The TCP links of one peer to the other members of its table."""
 
     def __init__(self, me: Hello, listener: MeshListener, config: MeshConfig | None = None) -> None:
+        """``me``: what our hellos say; ``listener`` hears what happens on the links, from the
+        event loop; ``config``: limits, timers, the table code (defaults: ``MeshConfig()``)."""
         self.me = me
         self.config = config or MeshConfig()
         self.port = 0

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import itertools
 import logging
 import struct
 from collections.abc import Awaitable, Callable
 
 import msgpack
 import pytest
+
+from net._faults import DelayedMesh
+from net.transport import Hello, MeshConfig, MeshListener
 
 from .meshkit import Meshes, run_meshes, until
 
@@ -197,3 +201,25 @@ def _closer(server: asyncio.Server) -> Callable[[], Awaitable[None]]:
         server.close()
 
     return close
+
+
+def test_a_delayed_mesh_holds_frames_back_and_keeps_their_order() -> None:
+    """The fault injection of ``Node(delay=...)``: each frame waits its own delay, but never
+    overtakes the one before it."""
+
+    async def scenario(meshes: Meshes) -> None:
+        b = meshes.make("b")
+        port_b = await b.mesh.async_listen("127.0.0.1")
+        delays = itertools.cycle([0.03, 0.0, 0.01])
+        hello = Hello(1, "t1", "a", "A", 0)
+        a = DelayedMesh(hello, MeshListener(), MeshConfig(max_frame=4096), lambda: next(delays))
+        meshes.keep(a)
+        a.connect("b", "127.0.0.1", port_b)
+        await until(lambda: a.connected() == {"b"})
+        for i in range(50):
+            a.send("b", b"m%d" % i)
+        await until(lambda: len(b.frames) == 50)
+        assert [d for _, d in b.frames] == [b"m%d" % i for i in range(50)]
+        await until(lambda: a.queued("b") == 0)
+
+    run_meshes(scenario)

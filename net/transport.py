@@ -181,6 +181,8 @@ class Mesh:
         self._links: dict[str, _Link] = {}
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._connections: set[Connection] = set()
+        """Every open connection, linked or still in its handshake."""
         self._closing = False
         self._networks = LocalNetworks(self.config.local_networks)
         self._gate = CodeCheckGate(self.config.wrong_code_delay, _loop_time)
@@ -251,9 +253,10 @@ class Mesh:
         self._closing = True
         if self._server is not None:
             self._server.close()
-        for link in self._links.values():
-            if link.connection is not None:
-                link.connection.close()
+        # Closing every connection, not only the linked ones, ends every task that reads one,
+        # even one whose cancellation asyncio.wait_for swallowed (before Python 3.12).
+        for connection in list(self._connections):
+            connection.close()
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
@@ -315,6 +318,10 @@ class Mesh:
         """Handshake, then pump frames until the connection ends."""
         who = expected or _address_of(writer)
         connection = Connection(reader, writer, who, self.config.max_frame)
+        if self._closing:
+            connection.close()
+            return
+        self._connections.add(connection)
         link: _Link | None = None
         try:
             opened = await self._handshake(connection, expected)
@@ -331,6 +338,7 @@ class Mesh:
         except (OSError, asyncio.IncompleteReadError, ConnectionError, asyncio.TimeoutError):
             pass
         finally:
+            self._connections.discard(connection)
             with contextlib.suppress(Exception):
                 connection.close()
             if link is not None and link.connection is connection:

@@ -6,22 +6,46 @@
   time from submit until the entry is stable on every peer, p50/p99/max;
 * transport: two meshes on 127.0.0.1 in one loop: the time from dialing to a link up on both
   sides, open and with a table code (SPAKE2), and ordered frames per second, plain and with
-  authentication tags.
+  authentication tags; under a flood (a raw peer writing as fast as the kernel takes it), the
+  round trips of an honest peer's pings and what the flooder got handed on against what the
+  rate limits allow; ordered frames over a tight rate limit, and how long they took; and
+  guessers of a table code, the failed checks a second against one per penalty allowed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
+import struct
+import threading
 import time
 from typing import Any
+
+import msgpack
 
 from net.core import CoreConfig, OrderingCore
 from net.events import EntriesStabilized
 from net.messages import Action, decode_message, encode_message
 from net.simnet import HashChainApp, LinkModel, SimNetwork
-from net.transport import Hello, Mesh
+from net.transport import (
+    DEFAULT_RATE_LIMITS,
+    WRONG_CODE,
+    Hello,
+    Mesh,
+    MeshConfig,
+    MeshListener,
+    RateLimits,
+)
 
-__all__ = ["bench_codec", "bench_latency", "bench_ordering", "bench_transport", "run_benchmarks"]
+__all__ = [
+    "Flooder",
+    "bench_codec",
+    "bench_latency",
+    "bench_ordering",
+    "bench_transport",
+    "run_benchmarks",
+]
 
 
 def bench_codec(count: int = 20_000) -> dict[str, float]:
@@ -121,18 +145,25 @@ def bench_latency(
     }
 
 
-def bench_transport(handshakes: int = 5, frames: int = 20_000) -> dict[str, float]:
-    """Real sockets on 127.0.0.1, both meshes in this process (so the key exchange's CPU time of
-    both ends adds up): mean dial-to-link-up time in ms, and 100-byte ordered frames a second
-    from one mesh to the other until all arrived (no rate limit)."""
+def bench_transport(
+    handshakes: int = 5, frames: int = 20_000, flood_seconds: float = 2.0, penalty: float = 0.25
+) -> dict[str, float]:
+    """Real sockets on 127.0.0.1, every mesh in this process (so the key exchange's CPU time of
+    both ends adds up): mean dial-to-link-up time in ms, 100-byte ordered frames a second from
+    one mesh to the other until all arrived (no rate limit), a flood of ``flood_seconds``, 60
+    frames over a limit of 100 a second, and three code guessers for six ``penalty``."""
 
     async def measure() -> dict[str, float]:
-        return {
+        figures = {
             "handshake_open_ms": 1000 * await _handshake_seconds(None, handshakes),
             "handshake_code_ms": 1000 * await _handshake_seconds("bench code", handshakes),
             "plain_frames_per_s": frames / await _stream_seconds(None, frames),
             "authenticated_frames_per_s": frames / await _stream_seconds("bench code", frames),
         }
+        figures.update(await _flood(flood_seconds))
+        figures["tight_limit_60_frames_s"] = await _tight_limit_seconds()
+        figures.update(await _guessing(penalty))
+        return figures
 
     return asyncio.run(measure())
 
@@ -144,7 +175,9 @@ def run_benchmarks(quick: bool = False) -> dict[str, dict[str, Any]]:
             "codec": bench_codec(2_000),
             "ordering": bench_ordering(entries=200),
             "latency": bench_latency(seconds=1.0),
-            "transport": bench_transport(handshakes=2, frames=2_000),
+            "transport": bench_transport(
+                handshakes=2, frames=2_000, flood_seconds=0.3, penalty=0.05
+            ),
         }
     return {
         "codec": bench_codec(),
@@ -154,9 +187,10 @@ def run_benchmarks(quick: bool = False) -> dict[str, dict[str, Any]]:
     }
 
 
-async def _mesh_pair(code: str | None, on_frame: Any = lambda peer, data: None) -> list[Mesh]:
+async def _mesh_pair(code: str | None, listener: MeshListener | None = None) -> list[Mesh]:
+    config = MeshConfig(table_code=code, rate_limits=None)
     pair = [
-        Mesh(Hello(1, "bench", peer, peer, 0), on_frame, table_code=code, rate_limits=None)
+        Mesh(Hello(1, "bench", peer, peer, 0), listener or MeshListener(), config)
         for peer in ("a", "b")
     ]
     await pair[1].async_listen("127.0.0.1")
@@ -187,13 +221,8 @@ async def _handshake_seconds(code: str | None, count: int) -> float:
 
 
 async def _stream_seconds(code: str | None, count: int) -> float:
-    received = 0
-
-    def count_frame(peer: str, data: bytes) -> None:
-        nonlocal received
-        received += 1
-
-    a, b = await _mesh_pair(code, count_frame)
+    counter = _FrameCounter()
+    a, b = await _mesh_pair(code, counter)
     try:
         a.connect("b", "127.0.0.1", b.port)
         await _until(lambda: a.connected() == {"b"} and b.connected() == {"a"})
@@ -201,11 +230,194 @@ async def _stream_seconds(code: str | None, count: int) -> float:
         start = time.perf_counter()
         for _ in range(count):
             a.send("b", payload)
-        await _until(lambda: received == count)
+        await _until(lambda: counter.received == count)
         return time.perf_counter() - start
     finally:
         await a.async_close()
         await b.async_close()
+
+
+class _FrameCounter(MeshListener):
+    def __init__(self) -> None:
+        self.received = 0
+
+    def frame_received(self, peer: str, data: bytes) -> None:
+        self.received += 1
+
+
+# --- the transport under attack -------------------------------------------------------------
+
+
+class Flooder(threading.Thread):
+    """A raw peer in a thread of its own (not a mesh, not in the event loop): says hello to
+    ``port`` at table ``t1`` as peer ``flood``, then writes well-formed data and ephemeral frames
+    as fast as the kernel takes them until ``stop`` is set; ``sent`` counts them."""
+
+    def __init__(self, port: int, table: str = "t1") -> None:
+        super().__init__(daemon=True)
+        self.port = port
+        self.table = table
+        self.stop = threading.Event()
+        self.sent = 0
+        self.greeted = threading.Event()
+
+    def run(self) -> None:
+        with socket.create_connection(("127.0.0.1", self.port)) as sock:
+            sock.sendall(_frame([0, 1, self.table, "flood", "FLOOD", 0, 0, -1, None]))
+            sock.recv(4096)  # the mesh's hello: we are in
+            self.greeted.set()
+            sock.settimeout(0.1)
+            seq = 0
+            while not self.stop.is_set():
+                frames = []
+                for _ in range(250):
+                    seq += 1
+                    frames.append(_frame([1, seq, b"d" * 100]))
+                    frames.append(_frame([5, b"e" * 100]))
+                try:
+                    sock.sendall(b"".join(frames))
+                except OSError:  # TimeoutError included
+                    continue  # the mesh stopped reading; a partial write ends the flood anyway
+                self.sent += len(frames)
+
+
+class _Victim(MeshListener):
+    """Echoes honest pings; counts what the flooder gets handed on."""
+
+    def __init__(self) -> None:
+        self.mesh: Mesh | None = None
+        self.from_flooder = 0
+
+    def frame_received(self, peer: str, data: bytes) -> None:
+        if peer == "flood":
+            self.from_flooder += 1
+        elif self.mesh is not None:
+            self.mesh.send(peer, data)
+
+    def ephemeral_received(self, peer: str, data: bytes) -> None:
+        self.from_flooder += 1
+
+
+class _Pinger(MeshListener):
+    def __init__(self) -> None:
+        self.sent_at: dict[bytes, float] = {}
+        self.round_trips: list[float] = []
+
+    def frame_received(self, peer: str, data: bytes) -> None:
+        self.round_trips.append(time.monotonic() - self.sent_at[data])
+
+
+async def _flood(seconds: float, pings: int = 60) -> dict[str, float]:
+    """An honest peer pings the victim while a flooder writes at it for ``seconds``."""
+    victim, pinger = _Victim(), _Pinger()
+    victim.mesh = Mesh(Hello(1, "t1", "a", "A", 0), victim)
+    honest = Mesh(Hello(1, "t1", "b", "B", 0), pinger)
+    port = await victim.mesh.async_listen("127.0.0.1")
+    honest.connect("a", "127.0.0.1", port)
+    flooder = Flooder(port)
+    try:
+        await _until(lambda: victim.mesh is not None and victim.mesh.connected() == {"b"})
+        start = time.monotonic()
+        flooder.start()
+        await asyncio.to_thread(flooder.greeted.wait, 5.0)
+        for i in range(pings):
+            ping = b"ping %d" % i
+            pinger.sent_at[ping] = time.monotonic()
+            honest.send("a", ping)
+            await asyncio.sleep(seconds / pings)
+        await _until(lambda: len(pinger.round_trips) == pings)
+        elapsed = time.monotonic() - start
+        flooder.stop.set()
+    finally:
+        flooder.stop.set()
+        await honest.async_close()
+        await victim.mesh.async_close()
+        await asyncio.to_thread(flooder.join, 2.0)
+    trips = sorted(pinger.round_trips)
+    limits = DEFAULT_RATE_LIMITS
+    return {
+        "flood_s": elapsed,
+        "flood_frames_written": flooder.sent,
+        "flood_frames_handed_on": victim.from_flooder,
+        "flood_frames_allowed": limits.frame_burst + limits.frames_per_second * elapsed,
+        "flood_honest_p50_ms": 1000 * trips[len(trips) // 2],
+        "flood_honest_p95_ms": 1000 * trips[int(0.95 * len(trips)) - 1],
+        "flood_honest_max_ms": 1000 * trips[-1],
+    }
+
+
+async def _tight_limit_seconds() -> float:
+    """Seconds for 60 ordered frames to reach a mesh that takes 100 a second after a burst of
+    10 (at least 0.5 s by its limits)."""
+    counter = _FrameCounter()
+    tight = MeshConfig(rate_limits=RateLimits(frames_per_second=100, frame_burst=10))
+    a = Mesh(Hello(1, "bench", "a", "a", 0), counter, tight)
+    b = Mesh(Hello(1, "bench", "b", "b", 0), MeshListener())
+    try:
+        b.connect("a", "127.0.0.1", await a.async_listen("127.0.0.1"))
+        await _until(lambda: a.connected() == {"b"} and b.connected() == {"a"})
+        await asyncio.sleep(0.2)  # the bucket fills up again after the handshake's frames
+        start = time.monotonic()
+        for i in range(60):
+            b.send("a", b"m%d" % i)
+        await _until(lambda: counter.received == 60)
+        return time.monotonic() - start
+    finally:
+        await a.async_close()
+        await b.async_close()
+
+
+class _Problems(MeshListener):
+    def __init__(self) -> None:
+        self.wrong_codes = 0
+
+    def problem(self, who: str, reason: str) -> None:
+        self.wrong_codes += reason == WRONG_CODE
+
+
+async def _guessing(penalty: float, guessers: int = 3) -> dict[str, float]:
+    """Guessers dial a coded table over and over for six penalties: the failed checks a second,
+    which the penalty holds to about one per ``penalty``."""
+    problems = _Problems()
+    host = Mesh(
+        Hello(1, "bench", "a", "a", 0),
+        problems,
+        MeshConfig(table_code="right code", wrong_code_delay=penalty),
+    )
+    meshes = [
+        Mesh(
+            Hello(1, "bench", f"g{i}", f"g{i}", 0),
+            MeshListener(),
+            MeshConfig(table_code=f"guess {i}", wrong_code_delay=penalty, retry_interval=0.01),
+        )
+        for i in range(guessers)
+    ]
+    port = await host.async_listen("127.0.0.1")
+    transport_log = logging.getLogger("net.transport")
+    level = transport_log.level
+    transport_log.setLevel(logging.ERROR)  # the refusals are what we count, not news
+    try:
+        start = time.monotonic()
+        for mesh in meshes:
+            mesh.connect("a", "127.0.0.1", port)
+        await asyncio.sleep(6 * penalty)
+        elapsed = time.monotonic() - start
+        failed = problems.wrong_codes
+    finally:
+        for mesh in [host, *meshes]:
+            await mesh.async_close()
+        transport_log.setLevel(level)
+    return {
+        "guess_penalty_s": penalty,
+        "guess_failed_checks": failed,
+        "guess_checks_per_s": failed / elapsed,
+        "guess_allowed_per_s": 1 / penalty,
+    }
+
+
+def _frame(body: object) -> bytes:
+    data: bytes = msgpack.packb(body, use_bin_type=True)
+    return struct.pack(">I", len(data)) + data
 
 
 if __name__ == "__main__":  # pragma: no cover - manual use: python -m net.bench

@@ -14,9 +14,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ._faults import DelayedMesh
 from .core import OrderingCore
 from .events import Event, LogEntry, ProtocolViolated
-from .transport import DEFAULT_MAX_FRAME, Hello, Mesh
+from .transport import DEFAULT_MAX_FRAME, Hello, Mesh, MeshConfig, MeshListener
 
 __all__ = ["Node"]
 
@@ -42,22 +43,19 @@ class Node:
         closed for a protocol problem; ``on_ephemeral(peer, data)`` hands over a best-effort
         frame from a linked peer (outside the ordered log, see ``broadcast_ephemeral``);
         ``table_code``: link only with peers that know it, every frame authenticated (see
-        ``net.transport``)."""
+        ``net.transport``). ``delay``: fault injection for tests and benchmarks, the seconds to
+        hold back each ordered frame this peer sends (order kept)."""
         self.core = core
         self.clock = clock
         self._on_events = on_events
         self._on_link = on_link
         self._on_problem = on_problem
-        self.mesh = Mesh(
-            hello,
-            on_frame=self._frame,
-            on_connected=lambda h, restarted: self._on_link(h.peer, True),
-            on_disconnected=lambda peer: self._on_link(peer, False),
-            on_problem=on_problem,
-            max_frame=max_frame,
-            delay=delay,
-            on_ephemeral=on_ephemeral,
-            table_code=table_code,
+        listener = _NodeListener(self, on_ephemeral)
+        config = MeshConfig(max_frame=max_frame, table_code=table_code)
+        self.mesh = (
+            Mesh(hello, listener, config)
+            if delay is None
+            else DelayedMesh(hello, listener, config, delay)
         )
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
@@ -134,8 +132,36 @@ class Node:
                 continue
             delay = due - self.clock()
             if delay > 0:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                # Not asyncio.wait_for: before Python 3.12 it swallows a cancellation that comes
+                # as the event is set, and then closing the node waits for this task forever.
+                alarm = asyncio.get_running_loop().call_later(delay, self._wake.set)
+                try:
+                    await self._wake.wait()
+                finally:
+                    alarm.cancel()
                 continue
             self._deliver(self.core.tick(self.clock()))
             await asyncio.sleep(0)  # let frames in; never spin on a timer that stays due
+
+
+class _NodeListener(MeshListener):
+    """Hands what the mesh hears to the node (frames into the core) and to its callbacks."""
+
+    def __init__(self, node: Node, on_ephemeral: Callable[[str, bytes], None]) -> None:
+        self._node = node
+        self._on_ephemeral = on_ephemeral
+
+    def frame_received(self, peer: str, data: bytes) -> None:
+        self._node._frame(peer, data)
+
+    def ephemeral_received(self, peer: str, data: bytes) -> None:
+        self._on_ephemeral(peer, data)
+
+    def link_up(self, hello: Hello, restarted: bool) -> None:
+        self._node._on_link(hello.peer, True)
+
+    def link_down(self, peer: str) -> None:
+        self._node._on_link(peer, False)
+
+    def problem(self, who: str, reason: str) -> None:
+        self._node._on_problem(who, reason)

@@ -1,20 +1,49 @@
-"""Helpers for the tests of the mesh and the node on 127.0.0.1."""
+"""Helpers for the tests of the mesh and the node on 127.0.0.1.
+
+``run_meshes(scenario)`` runs ``scenario(meshes)`` in a fresh event loop and always closes every
+mesh it made (and whatever it registered with ``meshes.at_end``), pass or fail.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from net.transport import Hello, Mesh
+from net.transport import Hello, Mesh, MeshConfig, MeshListener
 from tests.waiting import async_until
 
 until = async_until  # the shared waiting helper, under the name these tests use
 
 
-class RecordingMesh:
+class TestMesh(Mesh):
+    """A mesh with the few faults and disguises the tests need; the one place they touch the
+    mesh's inside."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of its name
+
+    def cut(self, peer: str) -> None:
+        """Drop the live connection to ``peer`` at once, as a Wi-Fi drop would."""
+        connection = self._links[peer].connection
+        assert connection is not None
+        connection.abort()
+
+    def write_raw(self, peer: str, body: list[Any]) -> None:
+        """Write a frame body of our making on the live connection to ``peer``."""
+        connection = self._links[peer].connection
+        assert connection is not None
+        connection.write(body)
+
+    def advertise(self, host: str, port: int) -> None:
+        """Tell peers, in our hellos, that we listen at ``host:port`` (a proxy, say)."""
+        self._listen = (host, port)
+
+
+class RecordingMesh(MeshListener):
     """A mesh whose received frames, ephemeral frames, links and problems are recorded.
 
     With ``explode``, its ephemeral handler raises on the payload ``b"boom"`` (a handler bug).
-    ``options`` go to the ``Mesh`` (a table code, rate limits...).
+    ``options`` go to the ``MeshConfig`` (a table code, rate limits...).
     """
 
     def __init__(
@@ -31,17 +60,58 @@ class RecordingMesh:
         self.connected: list[tuple[str, bool]] = []
         self.problems: list[tuple[str, str]] = []
         self.explode = explode
-        self.mesh = Mesh(
-            Hello(protocol, table, peer, peer.upper(), incarnation),
-            on_frame=lambda p, d: self.frames.append((p, d)),
-            on_connected=lambda h, r: self.connected.append((h.peer, r)),
-            on_problem=lambda w, r: self.problems.append((w, r)),
-            on_ephemeral=self._ephemeral,
-            max_frame=4096,
-            **options,
-        )
+        hello = Hello(protocol, table, peer, peer.upper(), incarnation)
+        self.mesh = TestMesh(hello, self, MeshConfig(max_frame=4096, **options))
 
-    def _ephemeral(self, peer: str, data: bytes) -> None:
+    def frame_received(self, peer: str, data: bytes) -> None:
+        self.frames.append((peer, data))
+
+    def ephemeral_received(self, peer: str, data: bytes) -> None:
         if self.explode and data == b"boom":
             raise ValueError("a handler bug")
         self.ephemeral.append((peer, data))
+
+    def link_up(self, hello: Hello, restarted: bool) -> None:
+        self.connected.append((hello.peer, restarted))
+
+    def problem(self, who: str, reason: str) -> None:
+        self.problems.append((who, reason))
+
+
+class Meshes:
+    """The meshes of one scenario, closed together at its end."""
+
+    def __init__(self) -> None:
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+
+    def make(self, peer: str, **options: Any) -> RecordingMesh:
+        """A new ``RecordingMesh`` (same arguments), closed at the end."""
+        recording = RecordingMesh(peer, **options)
+        self._closers.append(recording.mesh.async_close)
+        return recording
+
+    def keep(self, mesh: Mesh) -> Mesh:
+        """Close ``mesh`` at the end too."""
+        self._closers.append(mesh.async_close)
+        return mesh
+
+    def at_end(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Await ``close()`` at the end, before the meshes are closed."""
+        self._closers.insert(0, close)
+
+    async def async_close(self) -> None:
+        for close in self._closers:
+            await close()
+
+
+def run_meshes(scenario: Callable[[Meshes], Awaitable[None]]) -> None:
+    """Run ``scenario`` in a fresh event loop; close everything it made, pass or fail."""
+
+    async def main() -> None:
+        meshes = Meshes()
+        try:
+            await scenario(meshes)
+        finally:
+            await meshes.async_close()
+
+    asyncio.run(main())

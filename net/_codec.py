@@ -1,0 +1,102 @@
+"""The transport's frames on the wire: the length prefix, the frame kinds, untrusted unpacking, and
+the two ways a connection ends (we refuse it, or the other side broke the protocol).
+
+A frame is a 4-byte big-endian length, then a msgpack body: a list whose first item is its kind.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+__all__ = [
+    "HEADER",
+    "KIND_ACK",
+    "KIND_CONFIRM",
+    "KIND_DATA",
+    "KIND_EPHEMERAL",
+    "KIND_HELLO",
+    "KIND_KEY_EXCHANGE",
+    "KIND_PEERS",
+    "KIND_REFUSE",
+    "MAX_TEXT",
+    "Broken",
+    "Refused",
+    "UndecodableError",
+    "UnpackLimits",
+    "is_refusal",
+    "pack_body",
+    "unpack_untrusted",
+]
+
+HEADER = struct.Struct(">I")
+"""The length prefix of every frame."""
+KIND_HELLO, KIND_DATA, KIND_ACK, KIND_REFUSE, KIND_PEERS = 0, 1, 2, 3, 4
+KIND_EPHEMERAL, KIND_KEY_EXCHANGE, KIND_CONFIRM = 5, 6, 7
+MAX_TEXT = 200
+"""Longest text field of a hello, and longest refusal reason repeated from the other side."""
+
+
+@dataclass(frozen=True)
+class UnpackLimits:
+    """The largest strings, byte strings, arrays and maps an untrusted msgpack value may hold
+    (extension types are always refused)."""
+
+    max_str_len: int
+    max_bin_len: int
+    max_array_len: int
+    max_map_len: int
+
+
+class UndecodableError(ValueError):
+    """Bytes that are not one msgpack value within the limits; ``cause`` is msgpack's error."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(type(cause).__name__)
+        self.cause = cause
+
+
+class Refused(Exception):
+    """We refuse the connection, telling the other side why."""
+
+
+class Broken(Exception):
+    """The other side broke the protocol: close the connection."""
+
+
+def unpack_untrusted(data: bytes, limits: UnpackLimits) -> Any:
+    """The msgpack value of ``data`` from a stranger: lists for arrays, text for strings, maps
+    with string keys only. Raises ``UndecodableError`` (never anything else) when it is not one."""
+    try:
+        return msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            max_bin_len=limits.max_bin_len,
+            max_str_len=limits.max_str_len,
+            max_array_len=limits.max_array_len,
+            max_map_len=limits.max_map_len,
+            max_ext_len=0,
+        )
+    except Exception as error:  # msgpack raises several types for hostile input
+        raise UndecodableError(error) from None
+
+
+def pack_body(body: list[Any]) -> bytes:
+    """The msgpack bytes of a frame body."""
+    data: bytes = msgpack.packb(body, use_bin_type=True)
+    return data
+
+
+def is_refusal(body: Any) -> bool:
+    """Whether a decoded body is a refusal: ``[KIND_REFUSE, reason]``."""
+    return (
+        isinstance(body, list)
+        and len(body) == 2
+        and body[0] == KIND_REFUSE
+        and isinstance(body[1], str)
+    )

@@ -1,0 +1,47 @@
+"""Fault injection for tests and benchmarks: a mesh whose ordered frames leave late.
+
+Kept out of ``Mesh`` itself: the production adapter has no test hooks. ``net.node.Node`` builds
+a ``DelayedMesh`` when given a ``delay`` (the game's peers do when an environment variable asks
+for a slow link, see ``nerts_lan.lan``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Callable
+
+from ._codec import KIND_DATA
+from ._connection import Connection
+from ._link import QueuedFrame
+from .transport import Hello, Mesh, MeshConfig, MeshListener, _Link
+
+__all__ = ["DelayedMesh"]
+
+
+class DelayedMesh(Mesh):
+    """A mesh that holds back each ordered frame it writes by ``delay()`` seconds, order kept
+    (a frame is not written if its connection is gone or it was acknowledged meanwhile)."""
+
+    def __init__(
+        self,
+        me: Hello,
+        listener: MeshListener,
+        config: MeshConfig | None,
+        delay: Callable[[], float],
+    ) -> None:
+        super().__init__(me, listener, config)
+        self._delay = delay
+        self._release_at: weakref.WeakKeyDictionary[_Link, float] = weakref.WeakKeyDictionary()
+
+    def _send_data(self, link: _Link, frame: QueuedFrame) -> None:
+        loop = asyncio.get_running_loop()
+        release = max(self._release_at.get(link, 0.0), loop.time() + self._delay())
+        self._release_at[link] = release
+        loop.call_at(release, self._write_late, link, link.connection, frame)
+
+    @staticmethod
+    def _write_late(link: _Link, connection: Connection | None, frame: QueuedFrame) -> None:
+        alive = connection is not None and link.connection is connection
+        if alive and connection is not None and link.state.is_unacked(frame.seq):
+            connection.write([KIND_DATA, frame.seq, frame.data])

@@ -1,0 +1,260 @@
+"""The opening of a connection, as pure functions: the hello codec and its checks, the keys a coded
+table derives from SPAKE2 and both hellos, the per-direction frame tags, and the gate that spaces
+out failed code checks. No sockets: the clock is passed in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._addresses import parse_listen_address
+from ._codec import HEADER, KIND_HELLO, MAX_TEXT, Broken, Refused, is_refusal
+
+__all__ = [
+    "CODE_NEEDED",
+    "CODE_SCHEME",
+    "CONFIRMATION_SIZE",
+    "HANDSHAKE_TIMEOUT",
+    "KEY_EXCHANGE_ID",
+    "KEY_EXCHANGE_SIZE",
+    "NO_CODE_HERE",
+    "TAG_SIZE",
+    "WRONG_CODE",
+    "CodeCheckGate",
+    "FrameTags",
+    "Hello",
+    "ReceivedHello",
+    "SessionKeys",
+    "check_hello",
+    "hello_body",
+    "parse_handshake_frame",
+    "parse_hello",
+    "refusal_from",
+]
+
+CODE_NEEDED = "this table needs a code"
+"""Refusal of a peer without a code by a peer with one (each side refuses the other)."""
+NO_CODE_HERE = "this table has no code"
+"""Refusal of a peer with a code by a peer without one."""
+WRONG_CODE = "wrong table code"
+"""Refusal when the key confirmation fails: the two peers typed different codes."""
+CODE_SCHEME = "spake2"
+"""The tenth hello field of a peer with a code; a peer without one sends the original nine."""
+HANDSHAKE_TIMEOUT = 5.0
+"""Seconds for each step of the handshake (and for a code check's turn)."""
+KEY_EXCHANGE_ID = b"net.transport table "
+KEY_EXCHANGE_SIZE = 33
+CONFIRMATION_SIZE = 32
+TAG_SIZE = 16
+_COUNTER = struct.Struct(">Q")
+
+
+@dataclass(frozen=True)
+class Hello:
+    """Who is at this end of a connection."""
+
+    protocol: int
+    table: str
+    peer: str
+    name: str
+    incarnation: int
+
+
+@dataclass(frozen=True)
+class ReceivedHello:
+    """A well-formed hello from the other side, not yet checked against ours."""
+
+    hello: Hello
+    resume: int
+    """How far the other side has received our frames..."""
+    known: int
+    """...counted for this incarnation of ours (-1: it knows none)."""
+    listen: tuple[str, int] | None
+    scheme: str | None
+    """``CODE_SCHEME`` from a peer with a code, None from one without."""
+
+
+def hello_body(
+    me: Hello,
+    resume: int,
+    known: int | None,
+    listen: tuple[str, int] | None,
+    coded: bool,
+) -> list[Any]:
+    """Our hello: ``resume`` frames received from the incarnation ``known`` of the other side."""
+    body: list[Any] = [
+        KIND_HELLO,
+        me.protocol,
+        me.table,
+        me.peer,
+        me.name,
+        me.incarnation,
+        resume,
+        -1 if known is None else known,
+        list(listen) if listen is not None else None,
+    ]
+    if coded:
+        body.append(CODE_SCHEME)
+    return body
+
+
+def parse_hello(body: Any, who: str) -> ReceivedHello:
+    """The hello in a decoded frame body; ``Broken`` if it is a refusal or malformed."""
+    if is_refusal(body):
+        raise refusal_from(who, body[1])
+    if not (isinstance(body, list) and len(body) in (9, 10) and body[0] == KIND_HELLO):
+        raise Broken(f"malformed hello from {who}")
+    _, protocol, table, peer, name, incarnation, resume, known, listen_field = body[:9]
+    scheme = body[9] if len(body) == 10 else None
+    listen = parse_listen_address(listen_field, who)
+    for label, value, kind in (
+        ("protocol", protocol, int),
+        ("table", table, str),
+        ("peer", peer, str),
+        ("name", name, str),
+        ("incarnation", incarnation, int),
+        ("resume", resume, int),
+        ("known incarnation", known, int),
+    ):
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise Broken(f"hello field {label!r} from {who} has the wrong type")
+        if isinstance(value, str) and not 0 < len(value) <= MAX_TEXT:
+            raise Broken(f"hello field {label!r} from {who} has a bad length")
+    hello = Hello(protocol, table, peer, name, incarnation)
+    return ReceivedHello(hello, resume, known, listen, scheme)
+
+
+def check_hello(received: ReceivedHello, me: Hello, coded: bool) -> int:
+    """``Refused`` (with a reason a person can read) unless the other side may link with us;
+    the resume number that counts: only one recorded against our present incarnation."""
+    other = received.hello
+    if other.protocol != me.protocol:
+        raise Refused(
+            f"protocol version {other.protocol} does not match ours "
+            f"({me.protocol}): update nerts-lan on every laptop"
+        )
+    if other.table != me.table:
+        raise Refused(f"this is table {me.table}, not {other.table}")
+    if other.peer == me.peer:
+        raise Refused("a peer cannot connect to itself")
+    scheme = received.scheme
+    if scheme is None and coded:
+        raise Refused(CODE_NEEDED)
+    if scheme is not None and not coded:
+        raise Refused(NO_CODE_HERE)
+    if scheme is not None and scheme != CODE_SCHEME:
+        raise Refused(f"table code scheme {str(scheme)[:40]!r} is not ours: update every peer")
+    return received.resume if received.known == me.incarnation else 0
+
+
+def parse_handshake_frame(body: Any, who: str, kind: int, size: int) -> bytes:
+    """The payload of a handshake frame of ``kind`` and ``size`` bytes; ``Broken`` otherwise."""
+    if is_refusal(body):
+        raise refusal_from(who, body[1])
+    if not (
+        isinstance(body, list)
+        and len(body) == 2
+        and body[0] == kind
+        and isinstance(body[1], bytes)
+        and len(body[1]) == size
+    ):
+        raise Broken(f"malformed handshake frame from {who}")
+    payload: bytes = body[1]
+    return payload
+
+
+def refusal_from(who: str, reason: str) -> Broken:
+    """The other side refused us during the handshake. A code refusal is reported as its bare
+    constant, as the refusing side reports it, so that the application can tell the user."""
+    if reason in (CODE_NEEDED, NO_CODE_HERE, WRONG_CODE):
+        return Broken(reason)
+    return Broken(f"{who} refused the connection: {reason[:MAX_TEXT]}")
+
+
+@dataclass(frozen=True)
+class SessionKeys:
+    """What one end of a connection derives from the SPAKE2 key and both hellos."""
+
+    my_confirmation: bytes
+    their_confirmation: bytes
+    outgoing: bytes
+    incoming: bytes
+
+    @classmethod
+    def derive(
+        cls, shared: bytes, dialer_hello: bytes, listener_hello: bytes, dialed: bool
+    ) -> SessionKeys:
+        """The keys of the dialer (``dialed``) or of the listener."""
+        # Every hello field was sent in the clear: binding both hellos into the session key
+        # makes the confirmation fail if anyone changed one (or spliced another table's).
+        transcript = hashlib.sha256()
+        for hello in (dialer_hello, listener_hello):
+            transcript.update(HEADER.pack(len(hello)) + hello)
+        session = hmac.digest(shared, b"net.transport session " + transcript.digest(), "sha256")
+
+        def key(label: bytes) -> bytes:
+            return hmac.digest(session, label, "sha256")
+
+        # Each direction has its own confirmation and frame key, so nothing one end writes can
+        # be reflected back at it.
+        by_dialer = key(b"confirm dialer to listener"), key(b"frames dialer to listener")
+        by_listener = key(b"confirm listener to dialer"), key(b"frames listener to dialer")
+        mine, theirs = (by_dialer, by_listener) if dialed else (by_listener, by_dialer)
+        return cls(mine[0], theirs[0], mine[1], theirs[1])
+
+
+class FrameTags:
+    """The tags of one direction of an authenticated connection: HMAC-SHA256, cut to 16 bytes,
+    over the number of the frame in that direction (counted from 1 by both ends) and its body."""
+
+    def __init__(self, key: bytes) -> None:
+        self._mac = hmac.new(key, digestmod=hashlib.sha256)
+        self.count = 0
+
+    def next_tag(self, body: bytes) -> bytes:
+        """The tag of the next frame, whose body is ``body``."""
+        self.count += 1
+        mac = self._mac.copy()
+        mac.update(_COUNTER.pack(self.count))
+        mac.update(body)
+        return mac.digest()[:TAG_SIZE]
+
+    def check(self, raw: bytes, who: str) -> bytes:
+        """The body of the next frame ``raw`` (body and tag); ``Broken`` unless the tag is right."""
+        number = self.count + 1
+        body, tag = raw[:-TAG_SIZE], raw[-TAG_SIZE:]
+        if len(raw) < TAG_SIZE or not hmac.compare_digest(tag, self.next_tag(body)):
+            raise Broken(f"frame {number} from {who} failed authentication")
+        return body
+
+
+class CodeCheckGate:
+    """Spaces out failed code checks: each failure holds every other check of this mesh back
+    for ``penalty`` seconds of ``clock``, whatever the number of connections a guesser opens, so
+    online guessing gets about one guess per penalty."""
+
+    def __init__(self, penalty: float, clock: Callable[[], float]) -> None:
+        self.penalty = penalty
+        self._clock = clock
+        self.open_at = float("-inf")
+        """Before this time no code is checked."""
+
+    def wait(self) -> float:
+        """Seconds until a check may run (0: now)."""
+        return max(0.0, self.open_at - self._clock())
+
+    def hold(self) -> None:
+        """A check failed: hold the others back for the penalty from now."""
+        self.open_at = max(self.open_at, self._clock() + self.penalty)
+
+    def too_late(self, give_up_at: float) -> bool:
+        """Whether the gate stays closed past ``give_up_at`` (the handshake had better give up)."""
+        return self.open_at > give_up_at
+
+    def now(self) -> float:
+        return self._clock()

@@ -11,15 +11,15 @@ from nerts_lan.cursor import encode_cursor
 from nerts_lan.lan_session import LanSession
 from nerts_lan.session import CursorMoved
 from nerts_lan.table import TableSettings
+from tests.waiting import until
 
 
-def _pump(sessions: list[LanSession], until: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not until():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
+def _pump(sessions: list[LanSession], condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    def wait_a_little() -> None:
         for session in sessions:
             session.wait(0.01)
+
+    until(condition, timeout, what="the pointers", step=0, between=wait_a_little)
 
 
 def test_a_pointer_from_one_session_shows_at_the_other_and_forgeries_do_not() -> None:
@@ -60,8 +60,9 @@ def test_a_pointer_from_one_session_shows_at_the_other_and_forgeries_do_not() ->
             poll()
             return any(isinstance(e, CursorMoved) for e in seen["host"])
 
+        # One link is first in, first out: the forgeries, sent before the real pointer, would
+        # have been handed on before it, so they would be in what was polled by now.
         _pump(sessions, arrived)
-        time.sleep(0.2)  # anything sent before it (the forgeries) would have come first
         poll()
         cursors = [e for e in seen["host"] if isinstance(e, CursorMoved)]
         assert cursors == [CursorMoved("Bo", 0.25, 0.75, ("KS", "QH"))]

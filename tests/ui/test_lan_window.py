@@ -21,6 +21,7 @@ from nerts_lan.lan_session import LanSession
 from nerts_lan.replica import ActionApplied, RoundEnded
 from nerts_lan.table import TableSettings
 from tests.net_real.peers import FAST, PeerProcess, headless
+from tests.waiting import until
 from ui.lan_lobby import LanLobby
 
 from .conftest import Harness
@@ -46,17 +47,17 @@ def lan_harness(settings_dir: Path) -> Iterator[Harness]:
         window.close()
 
 
-def _run(harness: Harness, until: Callable[[], Any], timeout: float = 15.0) -> Any:
-    """Frames at about 100 a second until ``until()`` is true (its value is returned)."""
-    deadline = time.monotonic() + timeout
-    while True:
+def _run(harness: Harness, condition: Callable[[], Any], timeout: float = 15.0) -> Any:
+    """Frames at about 100 a second until ``condition()`` is true (its value is returned)."""
+    found: list[Any] = []
+
+    def frame_and_check() -> bool:
         harness.frame()
-        value = until()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out on {harness.window.current!r}")
-        time.sleep(0.01)
+        found[:] = [condition()]
+        return bool(found[0])
+
+    until(frame_and_check, timeout, what=f"a condition on {harness.window.current!r}", step=0.01)
+    return found[0]
 
 
 def _button(screen: Any, caption: str) -> Any:

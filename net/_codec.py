@@ -81,9 +81,24 @@ def unpack_untrusted(data: bytes, limits: UnpackLimits) -> Any:
             max_array_len=limits.max_array_len,
             max_map_len=limits.max_map_len,
             max_ext_len=0,
+            ext_hook=_reject_ext,  # an empty ext8 slips under max_ext_len=0
         )
     except Exception as error:  # msgpack raises several types for hostile input
         raise UndecodableError(error) from None
+
+
+def undecodable_reason(error: UndecodableError) -> str:
+    """Why bytes were not one msgpack value, in words for a log or a protocol error."""
+    cause = error.cause
+    if isinstance(cause, msgpack.StackError):
+        return "nesting too deep"
+    if isinstance(cause, msgpack.ExtraData):
+        return "extra bytes after the message"
+    if isinstance(cause, msgpack.FormatError):
+        return "invalid msgpack"
+    if isinstance(cause, ValueError | TypeError | OverflowError):
+        return f"invalid msgpack ({cause})"
+    return f"undecodable ({type(cause).__name__})"
 
 
 def pack_body(body: list[Any]) -> bytes:
@@ -100,3 +115,7 @@ def is_refusal(body: Any) -> bool:
         and body[0] == KIND_REFUSE
         and isinstance(body[1], str)
     )
+
+
+def _reject_ext(code: int, data: bytes) -> object:
+    raise ValueError("ext types are not allowed")

@@ -17,6 +17,7 @@ from typing import Any, Final, NamedTuple, TypeAlias
 
 import msgpack
 
+from net._codec import UndecodableError, UnpackLimits, undecodable_reason, unpack_untrusted
 from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import LogEntry, Payload
 
@@ -214,29 +215,16 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Message:
         raise RemoteProtocolError(
             "frame", f"{len(data)} bytes exceeds the limit of {limits.max_frame_bytes}"
         )
+    unpack_limits = UnpackLimits(
+        max_str_len=limits.max_str_len,
+        max_bin_len=limits.max_bin_len,
+        max_array_len=limits.max_array_len,
+        max_map_len=limits.max_map_len,
+    )
     try:
-        obj = msgpack.unpackb(
-            data,
-            raw=False,
-            use_list=True,
-            strict_map_key=True,
-            max_str_len=limits.max_str_len,
-            max_bin_len=limits.max_bin_len,
-            max_array_len=limits.max_array_len,
-            max_map_len=limits.max_map_len,
-            max_ext_len=0,
-            ext_hook=_reject_ext,
-        )
-    except msgpack.StackError:
-        raise RemoteProtocolError("frame", "nesting too deep") from None
-    except msgpack.ExtraData:
-        raise RemoteProtocolError("frame", "extra bytes after the message") from None
-    except msgpack.FormatError:
-        raise RemoteProtocolError("frame", "invalid msgpack") from None
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise RemoteProtocolError("frame", f"invalid msgpack ({exc})") from None
-    except Exception as exc:  # msgpack raises assorted errors on garbage; none may escape
-        raise RemoteProtocolError("frame", f"undecodable ({type(exc).__name__})") from None
+        obj = unpack_untrusted(data if isinstance(data, bytes) else bytes(data), unpack_limits)
+    except UndecodableError as error:
+        raise RemoteProtocolError("frame", undecodable_reason(error)) from None
     return _parse(obj, limits)
 
 
@@ -291,10 +279,6 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
     "expel": frozenset({"epoch", "target"}),
 }
 _REASONS: Final = frozenset({REASON_EXCLUDED, REASON_LEFT})
-
-
-def _reject_ext(code: int, data: bytes) -> object:
-    raise ValueError("ext types are not allowed")
 
 
 def _encode_removals(removals: Mapping[str, Removal]) -> dict[str, list[object]]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import msgpack
 
+from net import UndecodableError, UnpackLimits, unpack_untrusted
+
 from .actions import MAX_NAME_LENGTH
 from .cards import Card, CardError
 from .session import CursorMoved
@@ -16,6 +18,10 @@ __all__ = ["MAX_HOLDING", "decode_cursor", "encode_cursor"]
 
 MAX_HOLDING = 13
 """Most cards a pointer may be shown dragging (a whole run, king to ace)."""
+
+_CURSOR_LIMITS = UnpackLimits(
+    max_str_len=4 * MAX_NAME_LENGTH, max_bin_len=0, max_array_len=MAX_HOLDING, max_map_len=5
+)
 
 
 def encode_cursor(player: str, x: float, y: float, holding: tuple[str, ...]) -> bytes:
@@ -30,17 +36,8 @@ def encode_cursor(player: str, x: float, y: float, holding: tuple[str, ...]) -> 
 def decode_cursor(data: bytes) -> CursorMoved | None:
     """The pointer update in ``data``, or None unless it is exactly of the expected form."""
     try:
-        body = msgpack.unpackb(
-            data,
-            raw=False,
-            strict_map_key=True,
-            max_str_len=4 * MAX_NAME_LENGTH,
-            max_bin_len=0,
-            max_array_len=MAX_HOLDING,
-            max_map_len=5,
-            max_ext_len=0,
-        )
-    except Exception:  # msgpack raises several types for hostile input
+        body = unpack_untrusted(data, _CURSOR_LIMITS)
+    except UndecodableError:
         return None
     if not isinstance(body, dict) or set(body) != {"k", "p", "x", "y", "h"} or body["k"] != "cur":
         return None

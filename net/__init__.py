@@ -7,7 +7,8 @@ The public names are the ones in ``__all__`` below, importable from ``net`` itse
   errors (``LocalProtocolError``: we misused it; ``RemoteProtocolError``: a peer misbehaved);
 - the asyncio side: ``Mesh`` (reliable FIFO TCP links, configured by ``MeshConfig``, reporting to
   a ``MeshListener``), ``Node`` (a core driven by a mesh and a clock), ``Discovery`` (mDNS
-  adverts of tables) and ``NetworkThread`` (an event loop in a thread of its own).
+  adverts of tables) and ``NetworkThread`` (an event loop in a thread of its own);
+- ``unpack_untrusted``: msgpack from another machine, decoded within limits.
 
 The modules whose names start with ``_`` are parts of these, not API. Two public modules are
 tools rather than protocol: ``net.simnet`` (a deterministic simulator of a group of cores, for
@@ -23,6 +24,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._codec import UndecodableError, UnpackLimits, unpack_untrusted
     from .core import CoreConfig, OrderingCore, Phase
     from .discovery import Advert, Discovery, DiscoveryError
     from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
@@ -103,9 +105,14 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
     "Advert",
     "Discovery",
     "DiscoveryError",
+    # Decoding msgpack from strangers
+    "UndecodableError",
+    "UnpackLimits",
+    "unpack_untrusted",
 ]
 
 _MODULES = {
+    "_codec": ("UndecodableError", "UnpackLimits", "unpack_untrusted"),
     "core": ("CoreConfig", "OrderingCore", "Phase"),
     "discovery": ("Advert", "Discovery", "DiscoveryError"),
     "errors": ("LocalProtocolError", "ProtocolError", "RemoteProtocolError"),

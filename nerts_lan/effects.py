@@ -13,7 +13,6 @@ from net.events import LogEntry
 
 from .actions import Action
 from .commands import TableCommand
-from .engine import State
 from .replica import EntryKey
 
 __all__ = [
@@ -32,7 +31,6 @@ __all__ = [
     "ThinkTimer",
     "Timer",
     "Traced",
-    "ViewShown",
     "Warned",
 ]
 
@@ -152,15 +150,6 @@ class Warned:
     """Something an operator should read in the log."""
 
     message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ViewShown:
-    """The view, match and table the front end should show now."""
-
-    view: State
-    match: Any
-    table: Any
 
 
 Effect: TypeAlias = (

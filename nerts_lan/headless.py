@@ -6,8 +6,9 @@ one JSON object per line on standard output, each with an ``event``:
 - ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host) / ``joined``
 - ``round_started`` (round, teams) / ``round_over`` (round, scores, state_hash, ending, caller)
 - ``match_over`` (totals, winner, differences)
-- ``peer_lost`` (peer, name: it went quiet) / ``peer_gone`` (peer, players: its seats are now
-  played by a bot or frozen) / ``peer_back`` (peer, name)
+- ``peer_went_silent`` (peer, name: its link went quiet, about a second) / ``peer_heard_again``
+  (peer, name) / ``peer_gone`` (peer, players: the table let it go; its seats are now played by a
+  bot or frozen) / ``peer_returned`` (peer, players: it holds its seats again)
 - ``ignored`` (peer, reason: an entry that did not fit the table) / ``error`` (message)
 
 It exits 0 when the match is over or after ``--rounds`` rounds, 1 on an error it cannot play on
@@ -26,21 +27,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .advert import LanOptions, TableInfo, make_table_code, normalize_code, persistent_peer_id
 from .bots import LEVELS
 from .engine import Options
-from .lan import (
-    LanOptions,
-    LanSession,
-    MemberSuspectedEvent,
-    TableInfo,
-    make_table_code,
-    normalize_code,
-    persistent_peer_id,
-)
+from .lan_session import LanSession
 from .matchlog import damage_report, data_folder, read_match_log, replay_match_log
 from .replica import RoundEnded
-from .session import MatchEnded, PeerBack, PeerLost, RoundStarted
-from .table import EntryIgnored, TableSettings
+from .session import (
+    EntryIgnored,
+    MatchEnded,
+    PeerGone,
+    PeerHeardAgain,
+    PeerReturned,
+    PeerWentSilent,
+    RoundStarted,
+)
+from .table import TableSettings
 
 __all__ = [
     "add_host_arguments",
@@ -185,13 +187,13 @@ def run_host(args: argparse.Namespace) -> int:
     if args.private and lan.table_code is None:
         lan.table_code = make_table_code()
     session = LanSession.host(lan, settings)
-    agent = session.agent
+    status = session.status
     _emit(
         {
             "event": "hosting",
             "table": settings.name,
-            "id": agent.table_id,
-            "port": agent.port,
+            "id": status.table_id,
+            "port": status.port,
             "peer": lan.peer_id,
             "code": lan.table_code,
         }
@@ -350,7 +352,7 @@ def find_tables(interface: str | None, wait: float, wanted: str | None = None) -
     from net.discovery import Discovery
     from net.runtime import NetworkThread
 
-    from .lan import PROTOCOL, SERVICE_TYPE, table_from_advert
+    from .advert import PROTOCOL, SERVICE_TYPE, table_from_advert
 
     network = NetworkThread("nerts-browse")
     found: dict[str, TableInfo] = {}
@@ -415,24 +417,25 @@ def _play(session: LanSession, args: argparse.Namespace) -> int:
                 result = 1
                 break
             session.wait(0.1)
+            events = session.poll()
             refused = session.start_error()
             if refused is not None:
                 _emit({"event": "error", "message": f"the table refused us: {refused}"})
                 result = 1
                 break
-            agent = session.agent
-            if not joined_reported and agent.joined:
+            status = session.status
+            if not joined_reported and status.joined:
                 joined_reported = True
                 _emit(
                     {
                         "event": "joined",
-                        "peer": agent.options.peer_id,
-                        "name": agent.options.name,
-                        "log": str(agent.log_path) if agent.log_path else None,
+                        "peer": status.peer_id,
+                        "name": status.name,
+                        "log": str(status.log_path) if status.log_path else None,
                     }
                 )
             finished = False
-            for event in session.poll():
+            for event in events:
                 if isinstance(event, RoundStarted):
                     round_number = event.number
                     table = event.state.table
@@ -470,21 +473,21 @@ def _play(session: LanSession, args: argparse.Namespace) -> int:
                         }
                     )
                     finished = True
-                elif isinstance(event, MemberSuspectedEvent):
-                    _emit(
-                        {
-                            "event": "peer_back" if event.back else "peer_lost",
-                            "peer": event.peer,
-                            "name": event.name,
-                        }
-                    )
-                elif isinstance(event, PeerLost):
+                elif isinstance(event, PeerWentSilent):
+                    _emit({"event": "peer_went_silent", "peer": event.peer, "name": event.name})
+                elif isinstance(event, PeerHeardAgain):
+                    _emit({"event": "peer_heard_again", "peer": event.peer, "name": event.name})
+                elif isinstance(event, PeerGone):
                     _emit(
                         {"event": "peer_gone", "peer": event.peer, "players": list(event.players)}
                     )
-                elif isinstance(event, PeerBack):
+                elif isinstance(event, PeerReturned):
                     _emit(
-                        {"event": "peer_back", "peer": event.peer, "players": list(event.players)}
+                        {
+                            "event": "peer_returned",
+                            "peer": event.peer,
+                            "players": list(event.players),
+                        }
                     )
                 elif isinstance(event, EntryIgnored):
                     _emit({"event": "ignored", "peer": event.peer, "reason": event.reason})

@@ -59,16 +59,14 @@ from .effects import (
     ThinkTimer,
     Timer,
     Traced,
-    ViewShown,
     Warned,
 )
 from .engine import State
-from .lan import LobbyView, MemberSuspectedEvent
+from .lan_events import LobbyView, ViewChanged
 from .replica import ActionRejected, EntryKey
-from .session import RoundStarted
+from .session import EntryIgnored, PeerHeardAgain, PeerWentSilent, RoundStarted
 from .table import (
     CommitDue,
-    EntryIgnored,
     LobbyChanged,
     RevealDue,
     TableMachine,
@@ -95,7 +93,6 @@ __all__ = [
     "ThinkTimer",
     "Timer",
     "Traced",
-    "ViewShown",
     "Warned",
 ]
 
@@ -260,7 +257,10 @@ class TablePeer:
 
     def _on_suspected(self, event: MemberSuspected | MemberRecovered) -> None:
         name = self.machine.members.get(event.peer, event.peer)
-        self._post(MemberSuspectedEvent(event.peer, name, back=isinstance(event, MemberRecovered)))
+        if isinstance(event, MemberSuspected):
+            self._post(PeerWentSilent(event.peer, name))
+        else:
+            self._post(PeerHeardAgain(event.peer, name))
 
     def _on_snapshot_requested(self, event: SnapshotRequested) -> None:
         snapshot = self.machine.snapshot()
@@ -327,7 +327,7 @@ class TablePeer:
         view = self.machine.view
         if view is not None and view is not self._posted_view:
             self._posted_view = view
-            self._post(ViewShown(view, self.machine.match, self.machine.round_table))
+            self._post(ViewChanged(view, self.machine.match, self.machine.round_table))
         self._schedule_bots()
         effects, self._effects = self._effects, []
         return effects

@@ -12,6 +12,7 @@ other seats) and the network session (peers on the LAN).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Protocol, TypeAlias
 
 from .actions import Action
@@ -21,9 +22,13 @@ from .scoring import Match
 
 __all__ = [
     "CursorMoved",
+    "EntryIgnored",
+    "IgnoredKind",
     "MatchEnded",
-    "PeerBack",
-    "PeerLost",
+    "PeerGone",
+    "PeerHeardAgain",
+    "PeerReturned",
+    "PeerWentSilent",
     "RoundStarted",
     "Session",
     "SessionEvent",
@@ -46,19 +51,55 @@ class MatchEnded:
 
 
 @dataclass(frozen=True, slots=True)
-class PeerLost:
-    """A member went silent; ``players`` are the seats it held (a bot may take them over)."""
+class PeerGone:
+    """The table let a member go (it left, or stayed silent too long): ``players`` are the seats
+    it held, now played by a bot or frozen, as the table's settings say."""
 
     peer: str
     players: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class PeerBack:
-    """A member that was lost is back and holds its seats again."""
+class PeerReturned:
+    """A member that was gone is back and holds its seats again."""
 
     peer: str
     players: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PeerWentSilent:
+    """A member's link went quiet (about a second): the others see who is missing. The table
+    keeps its seats until it lets the member go (``PeerGone``)."""
+
+    peer: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PeerHeardAgain:
+    """A member that went silent is heard again (before the table let it go)."""
+
+    peer: str
+    name: str
+
+
+class IgnoredKind(str, Enum):
+    """Why a stable entry was ignored, for a program to branch on."""
+
+    MALFORMED = "malformed"
+    """Not of a table command's form (bytes or fields wrong)."""
+    REFUSED = "refused"
+    """A well-formed command against the table's rules at its place in the log."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntryIgnored:
+    """A stable entry that did not fit the table at its place in the log (same on every peer)."""
+
+    peer: str
+    reason: str
+    kind: IgnoredKind = IgnoredKind.REFUSED
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +121,11 @@ SessionEvent: TypeAlias = (
     | RoundEnded
     | RoundStarted
     | MatchEnded
-    | PeerLost
-    | PeerBack
+    | PeerGone
+    | PeerReturned
+    | PeerWentSilent
+    | PeerHeardAgain
+    | EntryIgnored
     | CursorMoved
 )
 

@@ -48,7 +48,7 @@ from .replica import ActionApplied, ActionRejected, EntryKey, Replica, RoundEnde
 from .scenario import state_from_snapshot, state_snapshot
 from .scoring import Match
 from .seating import RefusedError, Seat, Seating
-from .session import MatchEnded, PeerBack, PeerLost, RoundStarted
+from .session import EntryIgnored, IgnoredKind, MatchEnded, PeerGone, PeerReturned, RoundStarted
 
 __all__ = [
     "BOT_LEVELS",
@@ -79,15 +79,6 @@ class TablePhase(str, Enum):
     OVER = "over"
 
 
-class IgnoredKind(str, Enum):
-    """Why a stable entry was ignored, for a program to branch on."""
-
-    MALFORMED = "malformed"
-    """Not of a table command's form (bytes or fields wrong)."""
-    REFUSED = "refused"
-    """A well-formed command against the table's rules at its place in the log."""
-
-
 @dataclass(frozen=True)
 class LobbyChanged:
     """Members, seats, readiness or the phase changed."""
@@ -107,15 +98,6 @@ class RevealDue:
     round: int
 
 
-@dataclass(frozen=True)
-class EntryIgnored:
-    """A stable entry that did not fit the table at its place in the log (same on every peer)."""
-
-    peer: str
-    reason: str
-    kind: IgnoredKind = IgnoredKind.REFUSED
-
-
 TableEvent: TypeAlias = (
     LobbyChanged
     | CommitDue
@@ -123,8 +105,8 @@ TableEvent: TypeAlias = (
     | EntryIgnored
     | RoundStarted
     | MatchEnded
-    | PeerLost
-    | PeerBack
+    | PeerGone
+    | PeerReturned
     | ActionApplied
     | ActionRejected
     | RoundEnded
@@ -204,7 +186,7 @@ class TableMachine:
     def member_returned(self, peer: str) -> None:
         """A member came back (a new incarnation): it takes its seats back."""
         self.members.setdefault(peer, peer)
-        self._events.append(PeerBack(peer, self.seating.returned(peer)))
+        self._events.append(PeerReturned(peer, self.seating.returned(peer)))
         self._events.append(LobbyChanged())
 
     def member_gone(self, peer: str) -> None:
@@ -215,7 +197,7 @@ class TableMachine:
         keeper = min(self.members) if self.members else None
         in_lobby = self.phase is TablePhase.LOBBY
         lost = self.seating.gone(peer, keeper, in_lobby, self.settings)
-        self._events.append(PeerLost(peer, lost))
+        self._events.append(PeerGone(peer, lost))
         if peer in self.participants:
             self.participants.remove(peer)
             self._advance_seeding()

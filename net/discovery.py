@@ -65,6 +65,7 @@ class Discovery:
         self._browsers: list[AsyncServiceBrowser] = []
         self._seen: dict[str, Advert] = {}
         self._pending: set[asyncio.Task[None]] = set()
+        self._goodbyes: set[asyncio.Future[object]] = set()
         self._lock = asyncio.Lock()
         self._wanted: dict[str, tuple[Advert, bool]] = {}
 
@@ -102,7 +103,11 @@ class Discovery:
         """Stop advertising ``advert`` (others see it go at once)."""
         info = self._published.pop(advert.instance_name, None)
         if info is not None:
-            await self._zeroconf.async_unregister_service(info)
+            goodbyes = await self._zeroconf.async_unregister_service(info)
+            # The goodbyes go out over a few hundred milliseconds; close waits for them.
+            task = asyncio.ensure_future(goodbyes)
+            self._goodbyes.add(task)
+            task.add_done_callback(self._goodbyes.discard)
 
     def browse(self, service_type: str, on_change: Callable[[str, Advert | None], None]) -> None:
         """Watch ``service_type``; ``on_change(instance_name, advert or None when gone)``.
@@ -131,10 +136,11 @@ class Discovery:
             await browser.async_cancel()
         for task in list(self._pending):
             task.cancel()
-        for info in list(self._published.values()):
-            await self._zeroconf.async_unregister_service(info)
+        # Cancelled look-ups and goodbyes already sent end here; without the wait they would
+        # be cut off when the sockets close, and other laptops would list a gone table for an hour.
+        await asyncio.gather(*self._pending, *self._goodbyes, return_exceptions=True)
         self._published.clear()
-        await self._zeroconf.async_close()
+        await self._zeroconf.async_close()  # unregisters what is still published, goodbyes sent
 
     # --- helpers -------------------------------------------------------------------------------
 

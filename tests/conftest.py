@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.leaks import no_leaks
+
 
 @pytest.fixture(autouse=True)
 def _private_data_folder(
@@ -40,3 +42,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 if mark is not None:
                     item.add_marker(mark)
                 break
+
+
+@pytest.fixture(autouse=True)
+def _no_leaks() -> Iterator[None]:
+    """Every test must close the threads, tasks and sockets it opened (see tests/leaks.py)."""
+    with no_leaks():
+        yield

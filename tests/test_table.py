@@ -26,7 +26,7 @@ from nerts_lan.commands import (
 )
 from nerts_lan.engine import Options, legal_actions, state_digest
 from nerts_lan.replica import ActionRejected
-from nerts_lan.session import MatchEnded, PeerBack, PeerLost, RoundStarted
+from nerts_lan.session import MatchEnded, PeerGone, PeerReturned, RoundStarted
 from nerts_lan.table import (
     CommitDue,
     EntryIgnored,
@@ -187,13 +187,13 @@ def test_a_lost_member_is_played_by_a_bot_and_takes_its_seat_back(table: Log) ->
     a = table.machines["a"]
     seat = a.seat_of("Bo")
     assert seat is not None and seat.controller == "a" and seat.bot == "medium"
-    assert any(isinstance(e, PeerLost) and e.players == ("Bo",) for e in table.events["a"])
+    assert any(isinstance(e, PeerGone) and e.players == ("Bo",) for e in table.events["a"])
     table.post("a", Act(1, {"by": "Bo", "do": "flip"}))
     assert a.replica.stable.teams[1].waste  # type: ignore[union-attr]
     table.back("b")
     seat = a.seat_of("Bo")
     assert seat is not None and seat.controller == "b" and seat.bot is None
-    assert any(isinstance(e, PeerBack) for e in table.events["a"])
+    assert any(isinstance(e, PeerReturned) for e in table.events["a"])
 
 
 def test_rounds_follow_each_other_and_scores_carry_over(table: Log) -> None:

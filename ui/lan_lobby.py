@@ -17,19 +17,19 @@ import time
 from concurrent.futures import Future
 from typing import Any
 
-from nerts_lan.engine import Options
-from nerts_lan.lan import (
+from nerts_lan.advert import (
     CODE_REFUSALS,
     PROTOCOL,
     SERVICE_TYPE,
     LanOptions,
-    LanSession,
-    LobbyView,
     normalize_code,
     persistent_peer_id,
     table_from_advert,
 )
-from nerts_lan.lan import TableInfo as AdvertisedTable
+from nerts_lan.advert import TableInfo as AdvertisedTable
+from nerts_lan.engine import Options
+from nerts_lan.lan_events import LobbyView
+from nerts_lan.lan_session import LanSession
 from nerts_lan.matchlog import data_folder
 from nerts_lan.session import Session
 from nerts_lan.table import TableSettings
@@ -142,7 +142,7 @@ class LanLobby:
 
     @property
     def table_code(self) -> str | None:
-        return self.session.agent.options.table_code if self.session is not None else None
+        return self.session.status.table_code if self.session is not None else None
 
     def lobby(self) -> LobbyView | None:
         return self.session.lobby if self.session is not None else None

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from nerts_lan.engine import Options
-from nerts_lan.lan import LobbyView
+from nerts_lan.lan_events import LobbyView
 from nerts_lan.session import Session
 
 __all__ = ["HostRequest", "LobbyProvider", "NoNetwork", "TableInfo"]

@@ -19,8 +19,9 @@ from typing import Any
 from pyglet.graphics import Group
 from pyglet.window import key as keys
 
+from nerts_lan.advert import make_table_code, normalize_code
 from nerts_lan.engine import BACK_COLOURS, Options
-from nerts_lan.lan import LobbyView, make_table_code, normalize_code
+from nerts_lan.lan_events import LobbyView
 from nerts_lan.session import Session
 
 from .config import Settings

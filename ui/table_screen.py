@@ -20,7 +20,7 @@ from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, Slide
 from nerts_lan.cards import DECK
 from nerts_lan.engine import round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
-from nerts_lan.session import CursorMoved, MatchEnded, PeerBack, PeerLost, RoundStarted, Session
+from nerts_lan.session import CursorMoved, MatchEnded, PeerGone, PeerReturned, RoundStarted, Session
 
 from . import intents
 from .config import CARD_SIZES, Settings
@@ -336,8 +336,8 @@ class TableScreen:
             partner = self.session.table.team_of(event.player) == self.team
             self.view.set_cursor(event.player, event.x, event.y, event.holding, partner, now)
             return
-        if isinstance(event, (PeerLost, PeerBack)):
-            verb = "left the table (a bot plays on)" if isinstance(event, PeerLost) else "is back"
+        if isinstance(event, (PeerGone, PeerReturned)):
+            verb = "left the table (a bot plays on)" if isinstance(event, PeerGone) else "is back"
             self._status_text(f"{', '.join(event.players)} {verb}", TEXT_DIM)
 
     def _after_change(self, animate: bool) -> None:

@@ -6,7 +6,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from nerts_lan.lan import LanOptions, LanSession, TableInfo, encode_cursor
+from nerts_lan.advert import LanOptions, TableInfo
+from nerts_lan.cursor import encode_cursor
+from nerts_lan.lan_session import LanSession
 from nerts_lan.session import CursorMoved
 from nerts_lan.table import TableSettings
 
@@ -33,10 +35,10 @@ def test_a_pointer_from_one_session_shows_at_the_other_and_forgeries_do_not() ->
             seen["guest"].extend(guest.poll())
 
     try:
-        agent = host.agent
+        status = host.status
         table = TableInfo(
-            agent.table_id, "Pointers", "ann-1", "Ann", "singles", 1, 4, "lobby", 1,
-            "127.0.0.1", agent.port,
+            status.table_id, "Pointers", "ann-1", "Ann", "singles", 1, 4, "lobby", 1,
+            "127.0.0.1", status.port,
         )  # fmt: skip
         guest = LanSession.join(LanOptions("Bo", "bo-1", interface="127.0.0.1"), table)
         sessions = [host, guest]
@@ -49,9 +51,9 @@ def test_a_pointer_from_one_session_shows_at_the_other_and_forgeries_do_not() ->
         assert host.local_players == ("Ann",) and guest.local_players == ("Bo",)
 
         # A forgery first (Bo's laptop speaking for Ann), then junk, then the real thing.
-        guest.call(guest.agent.send_ephemeral, encode_cursor("Ann", 0.5, 0.5, ()))
-        guest.call(guest.agent.send_ephemeral, b"\x93\x01\x02\x03")
-        guest.call(guest.agent.send_ephemeral, encode_cursor("Bo", 1.5, 0.5, ()))
+        guest.forge_ephemeral(encode_cursor("Ann", 0.5, 0.5, ()))
+        guest.forge_ephemeral(b"\x93\x01\x02\x03")
+        guest.forge_ephemeral(encode_cursor("Bo", 1.5, 0.5, ()))
         guest.send_cursor("Bo", 0.25, 0.75, ("KS", "QH"))
 
         def arrived() -> bool:

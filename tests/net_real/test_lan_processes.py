@@ -56,7 +56,7 @@ def test_a_peer_killed_mid_round_is_covered_by_a_bot_and_takes_its_seat_back(
         cy.wait_for("round_started", round=1)
         cy_id = cy.wait_for("joined")["peer"]
         cy.kill()  # the lid closes: no goodbye
-        lost = host.wait_for("peer_lost", timeout=10, peer=cy_id)
+        lost = host.wait_for("peer_went_silent", timeout=10, peer=cy_id)
         assert lost["name"] == "Cy"
         gone = host.wait_for("peer_gone", timeout=15, peer=cy_id)
         assert gone["players"] == ["Cy"]
@@ -64,7 +64,7 @@ def test_a_peer_killed_mid_round_is_covered_by_a_bot_and_takes_its_seat_back(
         again = PeerProcess(cy_args, tmp_path / "cy")
         peers.append(again)
         assert again.wait_for("joined", timeout=30)["peer"] == cy_id
-        host.wait_for("peer_back", timeout=30, peer=cy_id)
+        host.wait_for("peer_returned", timeout=30, peer=cy_id)
         for peer in (host, bo, again):
             assert peer.finish(120) == 0, peer.stderr[-2000:]
         hashes = [_round_hashes(peer) for peer in (host, bo, again)]
@@ -141,7 +141,7 @@ def test_a_crashed_host_finds_its_table_again_and_takes_its_seat_back(tmp_path: 
         assert found["id"] == table_id and found["table"] == "Host crash"
         assert found["host"] in ("Bo", "Cy")  # whoever holds the table now advertises it
         assert again.wait_for("joined", timeout=30)["peer"] == ann_id
-        back = bo.wait_for("peer_back", timeout=30, peer=ann_id)
+        back = bo.wait_for("peer_returned", timeout=30, peer=ann_id)
         assert back["players"] == ["Ann"]
         for peer in (bo, cy, again):
             assert peer.finish(120) == 0, peer.stderr[-2000:]

@@ -196,7 +196,7 @@ def test_a_peer_killed_mid_round_and_restarted_on_its_host(lab3: NetLab, tmp_pat
         peers[0].wait_for("peer_gone", timeout=15, peer=cy_id)
         again = _join(lab3, 2, tmp_path, "Cy", "Crash", "--rounds", "2", bot=slow)
         peers.append(again)
-        peers[0].wait_for("peer_back", timeout=30, peer=cy_id)
+        peers[0].wait_for("peer_returned", timeout=30, peer=cy_id)
         for peer in peers:
             assert peer.finish(120) == 0, peer.stderr[-2000:]
         _same_hashes(peers[:2])

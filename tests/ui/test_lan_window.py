@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from nerts_lan.advert import LanOptions
 from nerts_lan.bots import Bot
-from nerts_lan.lan import LanOptions, LanSession
+from nerts_lan.lan_session import LanSession
 from nerts_lan.replica import ActionApplied, RoundEnded
 from nerts_lan.table import TableSettings
 from tests.net_real.peers import FAST, PeerProcess, headless
@@ -309,7 +310,12 @@ def test_a_table_hosted_private_from_the_window_shows_its_code_and_needs_it(
         LanOptions("Bo", "bo-7", interface="127.0.0.1", table_code=code, bot="easy"), advert
     )
     try:
-        _run(harness, lambda: outsider.start_error() == "wrong table code", timeout=20)
+
+        def refused() -> bool:
+            outsider.poll()  # the session learns of the refusal from what its thread posted
+            return outsider.start_error() == "wrong table code"
+
+        _run(harness, refused, timeout=20)
         _run(harness, lambda: len(lobby.lobby().seats) == 2)
         assert "eve-1" not in dict(lobby.lobby().members)
     finally:

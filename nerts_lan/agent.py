@@ -1,4 +1,5 @@
-"""A seat at a table on the LAN: discovery, the ordering core on real sockets, the table fold, bots.
+"""A seat at a table on the LAN, network-thread side: the ordering core on real sockets, the
+table fold, the advert, bots.
 
 ``TableAgent`` lives in the network thread (``net.runtime.NetworkThread``) and owns everything
 that must move in the log's order: the node (ordering core + TCP mesh), the mDNS advert, the
@@ -20,22 +21,14 @@ outside the log, as best-effort ephemeral frames of the mesh (``send_cursor`` / 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import math
-import re
 import secrets
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgpack
-
-from net.core import CoreConfig, OrderingCore
+from net.core import OrderingCore
 from net.discovery import Advert, Discovery
 from net.errors import LocalProtocolError
 from net.events import (
@@ -56,234 +49,36 @@ from net.events import (
 )
 from net.node import Node
 from net.runtime import NetworkThread
-from net.transport import CODE_NEEDED, NO_CODE_HERE, WRONG_CODE, Hello
+from net.transport import Hello
 
-from .actions import MAX_NAME_LENGTH, Action, MalformedError
+from .actions import Action, MalformedError
+from .advert import CODE_REFUSALS, PROTOCOL, SERVICE_TYPE, LanOptions, TableInfo
 from .bots import Bot
-from .cards import Card, CardError
-from .engine import State, Table
-from .matchlog import MatchLogWriter, data_folder
+from .cursor import decode_cursor
+from .engine import State
+from .lan_events import LobbyView, SeatStatus, ViewChanged
+from .matchlog import MatchLogWriter
 from .replica import ActionRejected
-from .scoring import Match
-from .session import CursorMoved, RoundStarted, SessionEvent
+from .session import PeerHeardAgain, PeerWentSilent, RoundStarted
 from .table import (
     CommitDue,
     EntryIgnored,
     LobbyChanged,
     RevealDue,
-    Seat,
     TableMachine,
     TableSettings,
     commit_digest,
 )
 
-__all__ = [
-    "PROTOCOL",
-    "SERVICE_TYPE",
-    "LanOptions",
-    "LanSession",
-    "LobbyView",
-    "MemberSuspectedEvent",
-    "TableAgent",
-    "TableInfo",
-    "decode_cursor",
-    "encode_cursor",
-    "make_peer_id",
-    "make_table_code",
-    "normalize_code",
-    "persistent_peer_id",
-    "table_from_advert",
-]
-
-SERVICE_TYPE = "_nerts._tcp.local."
-PROTOCOL = 1
-"""The game's wire protocol version, in the mDNS advert and in every connection's hello."""
+__all__ = ["TableAgent"]
 
 MIN_BOT_INTERVAL = 0.002
 """Seconds between two actions of one bot on the LAN, whatever its level."""
 
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-CODE_LENGTH = 4
-MAX_CODE_LENGTH = 32
-
 HASH_INTERVAL = 32
 """Stable entries between two state-hash exchanges."""
 
-CURSOR_INTERVAL = 1 / 30
-"""Shortest time between two pointer updates of one player (about 30 a second)."""
-
-MAX_HOLDING = 13
-"""Most cards a pointer may be shown dragging (a whole run, king to ace)."""
-
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TableInfo:
-    """A table as the lobby lists it (from its mDNS advert)."""
-
-    table_id: str
-    name: str
-    host_peer: str
-    host_name: str
-    mode: str
-    seats_taken: int
-    seats_total: int
-    state: str
-    version: int
-    address: str
-    port: int
-    needs_code: bool = False
-    """The host gave the table a code: joining takes it."""
-
-
-CODE_REFUSALS = (WRONG_CODE, CODE_NEEDED, NO_CODE_HERE)
-"""What the table answers a peer whose code does not match."""
-
-
-@dataclass(frozen=True)
-class MemberSuspectedEvent:
-    """A member has gone quiet (about a second): the others see who is missing."""
-
-    peer: str
-    name: str
-    back: bool = False
-
-
-@dataclass(frozen=True)
-class LobbyView:
-    """The table's lobby as the main thread sees it: a snapshot taken in the network thread."""
-
-    me: str
-    settings: TableSettings | None
-    host: str | None
-    members: tuple[tuple[str, str], ...]
-    """(peer id, display name) of the present members, host first."""
-    seats: tuple[Seat, ...]
-    ready: frozenset[str]
-    phase: str
-    round_number: int
-    start_problem: str | None
-    """``TableMachine.can_start()``: None when the host may start."""
-
-    @property
-    def is_host(self) -> bool:
-        return self.host == self.me
-
-    @property
-    def my_seat(self) -> Seat | None:
-        return next((seat for seat in self.seats if seat.owner == self.me), None)
-
-    def team(self, team: int) -> tuple[Seat, ...]:
-        """The seats of team number ``team`` (0-based, as the host's settings count them)."""
-        return tuple(seat for seat in self.seats if seat.team == team)
-
-    def name_of(self, peer: str) -> str:
-        return dict(self.members).get(peer, peer)
-
-    @classmethod
-    def of(cls, machine: TableMachine) -> LobbyView:
-        host = machine.host
-        members = sorted(machine.members.items(), key=lambda item: (item[0] != host, item[1]))
-        return cls(
-            machine.local_peer,
-            machine.settings,
-            host,
-            tuple(members),
-            tuple(machine.seats),
-            frozenset(machine.ready),
-            machine.phase,
-            machine.round_number,
-            machine.can_start(),
-        )
-
-
-@dataclass
-class LanOptions:
-    """How this peer takes part."""
-
-    name: str
-    peer_id: str
-    interface: str | None = None
-    incarnation: int = 0
-    team: int | None = None
-    bot: str | None = None
-    """Play the local seat with a bot of this level (headless peers)."""
-    bot_delay: float = 1.0
-    players: int | None = None
-    """Host only: start the match once this many members are seated and ready."""
-    spectate: bool = False
-    intermission: float = 0.0
-    """Seconds between the end of a round and this peer's commit to the next deal (time to read
-    the scores in a window; the deal waits for every member's commit)."""
-    core: CoreConfig = field(default_factory=CoreConfig)
-    log_folder: str | None = None
-    """Where the match log is appended (None: no log)."""
-    table_code: str | None = None
-    """The table's code (``normalize_code`` it first): only peers that know it link with us,
-    and every frame between us is authenticated. None: an open table."""
-
-
-def make_peer_id(name: str, suffix: str | None = None) -> str:
-    """A peer id from a display name: a readable slug plus a random (or given) suffix."""
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:32] or "peer"
-    return f"{slug}-{suffix or secrets.token_hex(4)}"
-
-
-def make_table_code() -> str:
-    """A fresh code for a private table: four characters that cannot be misread (no 0/O, 1/I).
-    32⁴ codes, and each wrong guess costs the guesser a second (``net.transport``)."""
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def normalize_code(typed: str) -> str | None:
-    """What a player typed as a table code, the way both ends compare it: upper case, without
-    spaces or dashes, and the easily confused 0/O and 1/I read as O and I. None when empty."""
-    code = "".join(ch for ch in typed.upper() if not ch.isspace() and ch != "-")
-    code = code.replace("0", "O").replace("1", "I")
-    return code[:MAX_CODE_LENGTH] or None
-
-
-def persistent_peer_id(name: str) -> str:
-    """The same peer id for the same name on this machine (kept in the data folder), so that a
-    player whose game crashed and who joins again takes their seat back."""
-    folder = data_folder()
-    slug = make_peer_id(name, "x")[:-2]
-    path = folder / f"peer-id-{slug}"
-    try:
-        text = path.read_text().strip()
-        if text.startswith(slug + "-") and len(text) <= 64:
-            return text
-    except OSError:
-        pass
-    peer_id = make_peer_id(name)
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(peer_id + "\n")
-    return peer_id
-
-
-def table_from_advert(advert: Advert) -> TableInfo | None:
-    """The table an mDNS advert describes, or None when it is not a table we can read."""
-    props = advert.properties
-    try:
-        taken, total = (int(x) for x in props.get("seats", "0/0").split("/"))
-        return TableInfo(
-            table_id=advert.instance_id,
-            name=props.get("name", advert.display_name)[:40],
-            host_peer=props["host"][:64],
-            host_name=props.get("hostname", "")[:64],
-            mode=props.get("mode", "singles"),
-            seats_taken=taken,
-            seats_total=total,
-            state=props.get("state", "lobby"),
-            version=int(props.get("v", "0")),
-            address=advert.addresses[0],
-            port=advert.port,
-            needs_code=props.get("code") == "1",
-        )
-    except (KeyError, ValueError, IndexError):
-        return None
 
 
 class TableAgent:
@@ -419,12 +214,14 @@ class TableAgent:
             table_code=self.options.table_code,
         )
         self.port = await self.node.async_start(interface)
+        self._post_status()
 
     def _on_link_problem(self, who: str, reason: str) -> None:
         log.warning("%s: %s", who, reason)
         if not self.joined and who == self._contact and reason in CODE_REFUSALS:
             # The table will not have us with this code: ``start_error`` says so.
             self.refused = reason
+            self._post_status()
 
     def _on_events(self, events: list[Event]) -> None:
         machine = self.machine
@@ -464,14 +261,12 @@ class TableAgent:
             elif isinstance(event, MemberSuspected):
                 self._suspected.add(event.peer)
                 self.network.post(
-                    MemberSuspectedEvent(event.peer, machine.members.get(event.peer, event.peer))
+                    PeerWentSilent(event.peer, machine.members.get(event.peer, event.peer))
                 )
             elif isinstance(event, MemberRecovered):
                 self._suspected.discard(event.peer)
                 self.network.post(
-                    MemberSuspectedEvent(
-                        event.peer, machine.members.get(event.peer, event.peer), back=True
-                    )
+                    PeerHeardAgain(event.peer, machine.members.get(event.peer, event.peer))
                 )
             elif isinstance(event, SnapshotRequested) and self.node is not None:
                 self.node.provide_snapshot(event.peer, event.stable_index, machine.snapshot())
@@ -550,8 +345,25 @@ class TableAgent:
         self.network.post(LobbyChanged())
         self.network.post(LobbyView.of(self.machine))
 
+    def status(self) -> SeatStatus:
+        """This peer's place at the table, for the main thread (see ``LanSession.status``)."""
+        return SeatStatus(
+            peer_id=self.options.peer_id,
+            name=self.options.name,
+            table_code=self.options.table_code,
+            table_id=self.table_id,
+            port=self.port,
+            joined=self.joined,
+            log_path=self.log_path,
+            refused=self.refused,
+        )
+
+    def _post_status(self) -> None:
+        self.network.post(self.status())
+
     def _after_join(self) -> None:
         self.joined = True
+        self._post_status()
         self.node_submit({"k": "hello", "name": self.options.name})
 
     # --- the table's events and duties ----------------------------------------------------------
@@ -667,7 +479,7 @@ class TableAgent:
         view = self.machine.view
         if view is not None and view is not self._posted_view:
             self._posted_view = view
-            self.network.post(_ViewChanged(view, self.machine.match, self.machine.round_table))
+            self.network.post(ViewChanged(view, self.machine.match, self.machine.round_table))
 
     # --- bots -----------------------------------------------------------------------------------
 
@@ -771,276 +583,6 @@ class TableAgent:
         advert, self.advert = self.advert, None
         if advert is not None and self.discovery is not None:
             self._spawn(self.discovery.async_withdraw(advert))
-
-
-@dataclass(frozen=True)
-class _ViewChanged:
-    """Internal: the view, match and table the main thread should show now."""
-
-    view: State
-    match: Match | None
-    table: Table | None
-
-
-class LanSession:
-    """The main thread's side of a LAN seat: the ``Session`` the window or a headless loop uses.
-
-    ``host``/``join`` wait for the network side to start unless ``wait=False`` (the window, which
-    must not block: ``start_error`` says later if it failed).
-    """
-
-    def __init__(
-        self,
-        network: NetworkThread,
-        agent: TableAgent,
-        starting: Future[None] | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._network = network
-        self._agent = agent
-        self._starting = starting
-        self._clock = clock
-        self._view: State | None = None
-        self._match: Match | None = None
-        self._table: Table | None = None
-        self._lobby: LobbyView | None = None
-        self._waiting: list[Any] = []
-        self._cursor_sent: dict[str, tuple[float, tuple[str, ...]]] = {}
-        self._cursor_due: dict[str, tuple[float, float, tuple[str, ...]]] = {}
-        self._closed = False
-        self.lobby_changed = False
-        self.close_in_background = False
-        """Make ``close()`` return at once and leave the table from a helper thread."""
-
-    @classmethod
-    def host(
-        cls,
-        options: LanOptions,
-        settings: TableSettings,
-        network: NetworkThread | None = None,
-        wait: bool = True,
-    ) -> LanSession:
-        network = network or NetworkThread()
-        agent = TableAgent(network, options)
-        return cls._started(network, agent, agent.async_host(settings), wait)
-
-    @classmethod
-    def join(
-        cls,
-        options: LanOptions,
-        table: TableInfo,
-        network: NetworkThread | None = None,
-        wait: bool = True,
-    ) -> LanSession:
-        network = network or NetworkThread()
-        agent = TableAgent(network, options)
-        return cls._started(network, agent, agent.async_join(table), wait)
-
-    @classmethod
-    def _started(
-        cls, network: NetworkThread, agent: TableAgent, coroutine: Any, wait: bool
-    ) -> LanSession:
-        if wait:
-            network.run(coroutine)
-            return cls(network, agent)
-        return cls(network, agent, asyncio.run_coroutine_threadsafe(coroutine, network.loop))
-
-    @property
-    def agent(self) -> TableAgent:
-        """The network-side agent (read it only through ``call``/``run`` or for tests)."""
-        return self._agent
-
-    @property
-    def lobby(self) -> LobbyView | None:
-        """The latest lobby snapshot (None until the table is known)."""
-        return self._lobby
-
-    def start_error(self) -> str | None:
-        """Why opening or joining the table failed, once it did: it could not start
-        (``wait=False``), or the table refused us (its code)."""
-        if self._agent.refused is not None:
-            return self._agent.refused
-        starting = self._starting
-        if starting is None or not starting.done() or starting.cancelled():
-            return None
-        error = starting.exception()
-        return None if error is None else (str(error) or type(error).__name__)
-
-    @property
-    def local_players(self) -> tuple[str, ...]:
-        me = self._agent.options.peer_id
-        seats = self._lobby.seats if self._lobby is not None else tuple(self._agent.machine.seats)
-        return tuple(s.player for s in seats if s.owner == me)
-
-    @property
-    def table(self) -> Table:
-        if self._table is None:
-            raise RuntimeError("no round has been dealt yet")
-        return self._table
-
-    @property
-    def view(self) -> State:
-        if self._view is None:
-            raise RuntimeError("no round has been dealt yet")
-        return self._view
-
-    @property
-    def dealt(self) -> bool:
-        """A round has been dealt (``view`` and ``table`` are there)."""
-        return self._view is not None and self._table is not None
-
-    @property
-    def match(self) -> Match:
-        if self._match is None:
-            raise RuntimeError("the match has not started")
-        return self._match
-
-    def submit(self, action: Action) -> None:
-        self._network.call(self._agent.submit_action, action)
-
-    # --- the lobby (table payloads, ordered like everything else) --------------------------------
-
-    def sit(self, team: int) -> None:
-        """Sit on team ``team`` (0-based), leaving a seat held before; readiness is reset."""
-        self.call(self._agent.node_submit, {"k": "sit", "team": team})
-
-    def stand(self) -> None:
-        self.call(self._agent.node_submit, {"k": "stand"})
-
-    def ready(self, on: bool) -> None:
-        self.call(self._agent.node_submit, {"k": "ready", "on": bool(on)})
-
-    def add_bot(self, team: int, level: str) -> None:
-        """Host only: a bot of ``level`` on team ``team``."""
-        self.call(self._agent.node_submit, {"k": "bot", "team": team, "level": level})
-
-    def remove_bot(self, player: str) -> None:
-        """Host only."""
-        self.call(self._agent.node_submit, {"k": "unbot", "player": player})
-
-    def start(self) -> None:
-        """Host only: start the match (refused by everyone alike unless ``can_start()``)."""
-        self.call(self._agent.node_submit, {"k": "start"})
-
-    # --- pointers ------------------------------------------------------------------------------
-
-    def send_cursor(self, player: str, x: float, y: float, holding: tuple[str, ...]) -> None:
-        """Share a local player's pointer: at most about 30 updates a second per player (the
-        latest one goes out when its turn comes, from ``poll``), best effort, never ordered."""
-        if not (math.isfinite(x) and math.isfinite(y)):
-            return
-        x, y = min(max(x, 0.0), 1.0), min(max(y, 0.0), 1.0)
-        holding = tuple(holding)[-MAX_HOLDING:]
-        self._cursor_due[player] = (x, y, holding)
-        self._flush_cursors(self._clock())
-
-    def _flush_cursors(self, now: float) -> None:
-        for player, (x, y, holding) in list(self._cursor_due.items()):
-            last, last_holding = self._cursor_sent.get(player, (-math.inf, ()))
-            if now - last < CURSOR_INTERVAL and holding == last_holding:
-                continue  # wait for its turn (a change of what it holds goes at once)
-            del self._cursor_due[player]
-            self._cursor_sent[player] = (now, holding)
-            self._network.call(self._agent.send_ephemeral, encode_cursor(player, x, y, holding))
-
-    def call(self, function: Callable[..., Any], *args: Any) -> None:
-        """Run ``function(*args)`` in the network thread (lobby commands)."""
-        self._network.call(function, *args)
-
-    def requeue(self, events: list[Any]) -> None:
-        """Hand ``events`` (from ``poll``) back, to be returned again by the next ``poll`` (a lobby
-        that passes the session on to the table screen)."""
-        self._waiting = [*events, *self._waiting]
-
-    def poll(self, now: float | None = None) -> list[SessionEvent | Any]:
-        if self._cursor_due:
-            self._flush_cursors(self._clock())
-        events: list[SessionEvent | Any] = []
-        arrived, self._waiting = [*self._waiting, *self._network.drain()], []
-        for event in arrived:
-            if isinstance(event, _ViewChanged):
-                self._view, self._match, self._table = event.view, event.match, event.table
-                continue
-            if isinstance(event, LobbyView):
-                self._lobby = event
-                continue
-            if isinstance(event, LobbyChanged):
-                self.lobby_changed = True
-            events.append(event)
-        return events
-
-    def wait(self, timeout: float) -> None:
-        """Block until an event is waiting, or ``timeout`` seconds (headless loops)."""
-        import queue
-
-        with contextlib.suppress(queue.Empty):
-            self._waiting.append(self._network.events.get(timeout=timeout))
-
-    def close(self, leave: bool = True, wait: bool | None = None) -> None:
-        """Leave the table and stop the network thread (from a helper thread, returning at once,
-        when ``wait`` is False or, by default, ``close_in_background`` is set)."""
-        if self._closed:
-            return
-        self._closed = True
-        if wait is None:
-            wait = not self.close_in_background
-        if not wait:
-            threading.Thread(
-                target=self._close_now, args=(leave,), name="nerts-leave", daemon=True
-            ).start()
-            return
-        self._close_now(leave)
-
-    def _close_now(self, leave: bool) -> None:
-        try:
-            if self._starting is not None:
-                with contextlib.suppress(Exception):
-                    self._starting.result(10)
-            self._network.run(self._agent.async_close(leave), timeout=10)
-        except Exception as error:  # leaving must not fail the caller; say why it was untidy
-            log.warning("leaving the table: %s", error)
-        finally:
-            self._network.stop()
-
-
-def encode_cursor(player: str, x: float, y: float, holding: tuple[str, ...]) -> bytes:
-    """A pointer update as an ephemeral frame's payload (msgpack)."""
-    data: bytes = msgpack.packb(
-        {"k": "cur", "p": player, "x": float(x), "y": float(y), "h": list(holding)},
-        use_bin_type=True,
-    )
-    return data
-
-
-def decode_cursor(data: bytes) -> CursorMoved | None:
-    """The pointer update in ``data``, or None unless it is exactly of the expected form."""
-    try:
-        body = msgpack.unpackb(
-            data,
-            raw=False,
-            strict_map_key=True,
-            max_str_len=4 * MAX_NAME_LENGTH,
-            max_bin_len=0,
-            max_array_len=MAX_HOLDING,
-            max_map_len=5,
-            max_ext_len=0,
-        )
-    except Exception:  # msgpack raises several types for hostile input
-        return None
-    if not isinstance(body, dict) or set(body) != {"k", "p", "x", "y", "h"} or body["k"] != "cur":
-        return None
-    player, x, y, holding = body["p"], body["x"], body["y"], body["h"]
-    if not (isinstance(player, str) and 0 < len(player) <= MAX_NAME_LENGTH):
-        return None
-    if not all(type(v) is float and 0.0 <= v <= 1.0 for v in (x, y)):
-        return None
-    if not (isinstance(holding, list) and len(holding) <= MAX_HOLDING):
-        return None
-    try:
-        cards = tuple(str(Card.parse(name)) for name in holding)
-    except CardError:
-        return None
-    return CursorMoved(player, x, y, cards)
 
 
 def _injected_delay() -> Callable[[], float] | None:

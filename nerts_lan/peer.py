@@ -210,6 +210,11 @@ class TablePeer:
             self._submit(Act.of(machine.round_number, action))
         return self._finish(self._ready)
 
+    def plays(self, peer: str, player: str) -> bool:
+        """Whether ``peer``'s actions count for ``player`` now (a pointer is shown only then)."""
+        seat = self.machine.seat_of(player)
+        return seat is not None and seat.controller == peer
+
     # --- the core's events ---------------------------------------------------------------------
 
     def _on_received(self, event: EntryReceived) -> None:

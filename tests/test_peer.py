@@ -166,6 +166,7 @@ def test_bots_think_on_timers_and_act_after_their_reaction_delay() -> None:
     log = hosted()
     log.stabilize()
     a = log.peers["a"]
+    assert a.plays("a", "A") and not a.plays("b", "A")  # whose pointer may show for A
     assert log.timers("a")[-1] == StartTimer(ThinkTimer("A"), 0.0)
     log.run("a", a.on_timer(ThinkTimer("A"), 1.0, ready=True))
     act = log.timers("a")[-1]
@@ -253,7 +254,7 @@ def test_a_bot_peer_joining_mid_match_claims_a_lost_seat_played_by_a_bot() -> No
 
 # --- the drivers keep no table logic -----------------------------------------------------------
 
-DRIVERS = ["nerts_lan/simgame.py"]
+DRIVERS = ["nerts_lan/simgame.py", "nerts_lan/agent.py"]
 TABLE_LOGIC = {
     "TableMachine",
     "commit_digest",
@@ -272,7 +273,8 @@ TABLE_LOGIC = {
     "can_start",
     "controlled_by",
     "claims",
-    "seats",
+    "seat_of",
+    "Seat",
 }
 
 

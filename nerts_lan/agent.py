@@ -58,6 +58,7 @@ from .effects import (
 from .lan_events import LobbyView, SeatStatus
 from .matchlog import MatchLogWriter
 from .peer import PeerOptions, TablePeer
+from .table import TablePhase
 
 __all__ = ["TableAgent"]
 
@@ -378,7 +379,10 @@ def _fresh_nonce() -> bytes:
 
 
 def _advert_state(phase: str) -> str:
-    return phase if phase in ("lobby", "over") else "playing"
+    """What the lobby lists: a table still seating people, playing, or over."""
+    if phase == TablePhase.LOBBY:
+        return "lobby"
+    return "over" if phase == TablePhase.OVER else "playing"
 
 
 def _injected_delay() -> Callable[[], float] | None:

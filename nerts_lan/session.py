@@ -92,6 +92,9 @@ class IgnoredKind(str, Enum):
     REFUSED = "refused"
     """A well-formed command against the table's rules at its place in the log."""
 
+    def __str__(self) -> str:
+        return self.value
+
 
 @dataclass(frozen=True, slots=True)
 class EntryIgnored:

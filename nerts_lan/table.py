@@ -78,6 +78,9 @@ class TablePhase(str, Enum):
     PLAYING = "playing"
     OVER = "over"
 
+    def __str__(self) -> str:
+        return self.value  # the wire's and the advert's word, as it was when phases were strings
+
 
 @dataclass(frozen=True)
 class LobbyChanged:

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from nerts_lan.simgame import GameResult, play_game
+from nerts_lan.table import TablePhase
 from net.core import CoreConfig
 from net.simnet import LinkModel
 
@@ -68,7 +69,10 @@ def test_races_are_decided_the_same_everywhere_and_losers_snap_back() -> None:
         for app in result.members():
             # A loser's view was rebuilt from the stable state: nothing of the lost move stays.
             assert app.table.machine.replica is not None
-            assert app.table.machine.replica.pending == [] or app.table.machine.phase != "playing"
+            assert (
+                app.table.machine.replica.pending == []
+                or app.table.machine.phase is not TablePhase.PLAYING
+            )
     assert races > 0, "no race happened: the test would prove nothing"
 
 

@@ -120,12 +120,12 @@ def test_seats_readiness_and_the_start_are_agreed(table: Log) -> None:
     table.post("c", AddBot(2, "hard"))  # only the host adds bots
     assert a.can_start() == "waiting for Ann, Bo to be ready"
     table.post("b", Start())  # only the host starts
-    assert a.phase == "lobby"
+    assert a.phase is TablePhase.LOBBY
     table.post("a", Ready(True))
     table.post("b", Ready(True))
     assert a.can_start() is None
     table.post("a", Start())
-    assert {m.phase for m in table.machines.values()} == {"playing"}
+    assert {m.phase for m in table.machines.values()} == {TablePhase.PLAYING}
     digests = {state_digest(m.replica.view) for m in table.machines.values()}  # type: ignore[union-attr]
     assert len(digests) == 1
     assert a.round_table is not None and a.round_table.team_names == ("Red", "Blue")
@@ -162,7 +162,7 @@ def test_a_bad_reveal_contributes_nothing_and_does_not_stall_the_round(table: Lo
 
     table._duties = cheating_duties  # type: ignore[method-assign]
     table.post("a", Start())
-    assert a.phase == "playing" and a.reveals["c"] == ""
+    assert a.phase is TablePhase.PLAYING and a.reveals["c"] == ""
 
 
 def test_actions_count_only_from_the_laptop_that_plays_the_seat(table: Log) -> None:
@@ -200,11 +200,11 @@ def test_rounds_follow_each_other_and_scores_carry_over(table: Log) -> None:
     _start(table)
     a = table.machines["a"]
     for number in range(1, 4):
-        assert a.phase == "playing" and a.round_number == number
+        assert a.phase is TablePhase.PLAYING and a.round_number == number
         # Everyone declares stuck until the round dies: quick, fruitless rounds.
-        while a.phase == "playing" and a.round_number == number:
+        while a.phase is TablePhase.PLAYING and a.round_number == number:
             for player, peer in (("Ann", "a"), ("Bo", "b"), ("Bot 1", "a")):
-                if a.phase == "playing" and a.round_number == number:
+                if a.phase is TablePhase.PLAYING and a.round_number == number:
                     table.post(peer, Act(number, {"by": player, "do": "stuck"}))
     # Dead rounds cost every team its nerts pile: nobody reaches the target, the match goes on
     # with round 4 dealt, and the scores are agreed on every peer.
@@ -220,7 +220,7 @@ def test_a_snapshot_restores_the_same_table(table: Log) -> None:
     table.post("a", Act(1, {"by": "Ann", "do": "flip"}))
     restored = TableMachine.from_snapshot("c", a.snapshot())
     assert restored.digest() == a.digest()
-    assert restored.phase == "playing" and restored.seat_of("Bo") is not None
+    assert restored.phase is TablePhase.PLAYING and restored.seat_of("Bo") is not None
 
 
 @pytest.mark.parametrize(
@@ -252,9 +252,9 @@ def test_hostile_entries_are_ignored_identically(table: Log, payload: Any) -> No
 def _end_round_dead(log: Log) -> None:
     a = log.machines["a"]
     number = a.round_number
-    while a.phase == "playing" and a.round_number == number:
+    while a.phase is TablePhase.PLAYING and a.round_number == number:
         for seat in list(a.seats):
-            if a.phase == "playing" and a.round_number == number:
+            if a.phase is TablePhase.PLAYING and a.round_number == number:
                 log.post(
                     seat.controller or "a",
                     Act(number, {"by": seat.player, "do": "stuck"}),
@@ -335,3 +335,15 @@ def test_malformed_entries_are_told_apart_from_refused_ones(table: Log) -> None:
     assert isinstance(last, EntryIgnored) and last.kind is IgnoredKind.REFUSED
     assert last.reason == "only the host may do that"
     assert table.machines["a"].phase is TablePhase.LOBBY
+
+
+def test_a_phase_prints_as_the_word_adverts_and_snapshots_carry() -> None:
+    assert [str(phase) for phase in TablePhase] == [
+        "lobby",
+        "seeding",
+        "revealing",
+        "playing",
+        "over",
+    ]
+    assert f"{TablePhase.OVER}" == "over" and TablePhase.LOBBY == "lobby"
+    assert str(IgnoredKind.MALFORMED) == "malformed"

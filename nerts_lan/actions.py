@@ -2,16 +2,17 @@
 
 The wire form is the scenario contract's: ``{"by": "ann", "do": "play", "card": "AS", "from":
 "nerts", "to": "f"}``. ``action_from_wire`` checks hostile input and raises ``MalformedError``
-naming what is wrong; ``action_from_wire(a.to_wire()) == a`` for every action.
+naming what is wrong; ``action_from_wire(a.to_wire()) == a`` for every action. Card moves hold
+their piles as ``Pile`` values, parsed once here at the wire boundary.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, TypeAlias
 
 from .cards import Card, CardError
+from .piles import Pile, PileError
 
 __all__ = [
     "ACTION_TYPES",
@@ -25,7 +26,7 @@ __all__ = [
     "SlideUnder",
     "action_from_wire",
     "check_name",
-    "check_pile_name",
+    "parse_pile_field",
 ]
 
 MAX_NAME_LENGTH: Final = 64
@@ -44,16 +45,16 @@ class _CardMove:
 
     by: str
     card: Card
-    source: str
-    target: str
+    source: Pile
+    target: Pile
 
     def to_wire(self) -> dict[str, str]:
         return {
             "by": self.by,
             "do": self.DO,
             "card": str(self.card),
-            "from": self.source,
-            "to": self.target,
+            "from": str(self.source),
+            "to": str(self.target),
         }
 
 
@@ -125,8 +126,8 @@ def action_from_wire(data: Any) -> Action:
             card = Card.parse(card_name)
         except CardError as error:
             raise MalformedError(str(error)) from None
-        source = check_pile_name(data.get("from"), "from")
-        target = check_pile_name(data.get("to"), "to")
+        source = parse_pile_field(data.get("from"), "from")
+        target = parse_pile_field(data.get("to"), "to")
         return (Play if do == "play" else SlideUnder)(by, card, source, target)
     simple = _SIMPLE_ACTIONS.get(do)
     if simple is None:
@@ -143,15 +144,19 @@ def check_name(value: Any, field: str) -> str:
     return value
 
 
-def check_pile_name(value: Any, field: str) -> str:
-    """A pile name of the form nerts, waste, wN, f or fN."""
+def parse_pile_field(value: Any, field: str) -> Pile:
+    """The pile a card move's ``field`` names: nerts, waste, wN, f or fN (never the stock)."""
     if not isinstance(value, str):
         raise MalformedError(f"field {field!r} must be a pile name, not {_type_name(value)}")
-    if not _PILE_NAME.fullmatch(value):
+    try:
+        pile = Pile.parse(value)
+    except PileError:
+        pile = None
+    if pile is None or pile.kind == "stock":
         raise MalformedError(
             f"bad pile name {value!r} in {field!r} (expected nerts, waste, wN, f or fN)"
         )
-    return value
+    return pile
 
 
 _SIMPLE_ACTIONS: Final[dict[str, type[Flip] | type[DeclareStuck] | type[CallNerts]]] = {
@@ -159,8 +164,6 @@ _SIMPLE_ACTIONS: Final[dict[str, type[Flip] | type[DeclareStuck] | type[CallNert
     "stuck": DeclareStuck,
     "nerts": CallNerts,
 }
-
-_PILE_NAME: Final = re.compile(r"nerts|waste|f|[wf][1-9][0-9]{0,3}")
 
 
 def _type_name(value: Any) -> str:

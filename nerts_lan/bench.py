@@ -33,9 +33,10 @@ def run_benchmarks(quick: bool = False, only: Sequence[str] | None = None) -> di
     groups.update(_optional_groups())
     unknown = sorted(set(only or ()) - set(groups))
     if unknown:
-        raise SystemExit(
-            f"nerts-lan bench: error: unknown group {unknown[0]!r} "
-            f"(choose from {', '.join(sorted(groups))})"
+        from .usage import UsageError
+
+        raise UsageError(
+            "bench", f"unknown group {unknown[0]!r} (choose from {', '.join(sorted(groups))})"
         )
     figures: dict[str, Any] = {}
     for name, bench in groups.items():
@@ -59,19 +60,7 @@ def bench_engine(quick: bool = False) -> dict[str, Any]:
 
     apply_seconds = _best_of(replay_all, 3 if quick else 5)
 
-    # States seen along the logs, for per-state figures.
-    states: list[State] = []
-    players: list[str] = []
-    for initial, actions in logs:
-        state = initial
-        for index, action in enumerate(actions):
-            if index % 7 == 0:
-                states.append(state)
-                players.append(action.by)
-            after = apply(state, action)
-            if not isinstance(after, Rejection):
-                state = after
-    sample = list(zip(states, players))[: 500 if quick else 3000]
+    sample = _states_along(logs)[: 500 if quick else 3000]
 
     def generate_all() -> None:
         for state, player in sample:
@@ -86,10 +75,7 @@ def bench_engine(quick: bool = False) -> dict[str, Any]:
     hash_seconds = _best_of(hash_all, 3)
 
     # Rollback: rebuild the view from a stable snapshot plus 50 pending actions.
-    windows = []
-    for initial, actions in logs:
-        snapshot, _ = replay(initial, actions[: len(actions) // 2])
-        windows.append((snapshot, actions[len(actions) // 2 : len(actions) // 2 + 50]))
+    windows = [_rollback_window(initial, actions) for initial, actions in logs]
 
     def rebuild_all() -> None:
         for snapshot, pending in windows:
@@ -149,11 +135,11 @@ def _choose(view: State, player: str, rng: random.Random, idle: int) -> Action:
     for action in options:
         if isinstance(action, CallNerts):
             return action
-        if isinstance(action, Play) and action.target == "f":
+        if isinstance(action, Play) and action.target.kind == "foundation":
             by_kind["found"].append(action)
-        elif isinstance(action, (Play, SlideUnder)) and action.source == "nerts":
+        elif isinstance(action, (Play, SlideUnder)) and action.source.kind == "nerts":
             by_kind["nerts"].append(action)
-        elif isinstance(action, (Play, SlideUnder)) and action.source == "waste":
+        elif isinstance(action, (Play, SlideUnder)) and action.source.kind == "waste":
             by_kind["move"].append(action)
         else:
             by_kind["other"].append(action)
@@ -164,6 +150,27 @@ def _choose(view: State, player: str, rng: random.Random, idle: int) -> Action:
     if flips and idle < 30:
         return flips[0]
     return next(a for a in by_kind["other"] if isinstance(a, DeclareStuck))
+
+
+def _states_along(logs: list[tuple[State, list[Action]]]) -> list[tuple[State, str]]:
+    """Every 7th state seen along the logs, with the player who acted on it."""
+    sample = []
+    for initial, actions in logs:
+        state = initial
+        for index, action in enumerate(actions):
+            if index % 7 == 0:
+                sample.append((state, action.by))
+            after = apply(state, action)
+            if not isinstance(after, Rejection):
+                state = after
+    return sample
+
+
+def _rollback_window(initial: State, actions: list[Action]) -> tuple[State, list[Action]]:
+    """The state halfway through a log and the 50 actions after it."""
+    half = len(actions) // 2
+    snapshot, _ = replay(initial, actions[:half])
+    return snapshot, actions[half : half + 50]
 
 
 def _best_of(work: Callable[[], None], repeats: int) -> float:

@@ -22,11 +22,13 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeAlias
 
 from .actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
-from .cards import card_color, card_rank, card_suit
+from .bot_moves import FLIP_VALUE, MoveValuer, WorkLayout
+from .cards import card_rank
 from .engine import State, Tableau, legal_actions
+from .piles import Pile
 
 __all__ = ["HIDDEN_CARD", "LEVELS", "PROFILES", "Bot", "LevelProfile", "redact"]
 
@@ -81,11 +83,11 @@ def redact(state: State, team: int) -> State:
     for tableau in state.teams:
         teams.append(
             Tableau(
-                _hide_below_top(tableau.nerts),
-                tableau.work,
-                _HIDDEN_RUNS[len(tableau.stock)],
-                _hide_below_top(tableau.waste),
-                tableau.stuck,
+                nerts=_hide_below_top(tableau.nerts),
+                work=tableau.work,
+                stock=_HIDDEN_RUNS[len(tableau.stock)],
+                waste=_hide_below_top(tableau.waste),
+                stuck=tableau.stuck,
             )
         )
     return state.with_teams(tuple(teams))
@@ -164,11 +166,11 @@ class Bot:
         # The first seat of a team keeps the stock (flips and plays from the waste); a partner
         # works the nerts and work piles, so that two flippers do not skip each other's cards.
         # It takes the stock over when the team's tableau has not changed for a while.
-        choice = self._best_card_move(view, team, own, actions, seat, with_waste=seat == 0)
+        choice = self._best_card_move(view, team, actions, seat, with_waste=seat == 0)
         if choice is None and seat:
             if self._partner_active(own, now):
                 return None
-            choice = self._best_card_move(view, team, own, actions, seat, with_waste=True)
+            choice = self._best_card_move(view, team, actions, seat, with_waste=True)
         if choice is not None:
             move, after = choice
             if after is not None:
@@ -208,7 +210,7 @@ class Bot:
         best: Action | None = None
         best_rank = 99
         for action in actions:
-            if type(action) is Play and action.target == "f":
+            if type(action) is Play and action.target.kind == "foundation":
                 rank = card_rank(action.card)
                 if rank < best_rank:
                     best, best_rank = action, rank
@@ -221,97 +223,32 @@ class Bot:
         self,
         view: State,
         team: int,
-        own: Tableau,
         actions: list[Action],
         seat: int,
         with_waste: bool,
-    ) -> tuple[Action, tuple[tuple[int, ...], ...] | None] | None:
+    ) -> tuple[Action, WorkLayout | None] | None:
         """The most valuable card move worth making now, with the work layout it leads to (for
         work-to-work moves, which must not go back to a layout seen since the last progress)."""
-        profile = self.profile
-        rng = self._choice_rng
-        miss = profile.miss
-        noise = profile.noise
-        work = own.work
-        nerts_top = own.nerts[-1] if own.nerts else -1
-        f_next = view.f_next
-        kings = view.table.options.kings
-        rivals: set[int] | None = None
         memory = self._memory
-        scored: list[tuple[float, int, Action, tuple[tuple[int, ...], ...] | None]] = []
+        valuer = MoveValuer(
+            view,
+            team,
+            race=self.profile.race,
+            careful=self.profile.careful,
+            with_waste=with_waste,
+            seen_layouts=memory.work_configs,
+            may_shuffle=memory.work_moves < _MAX_WORK_MOVES,
+        )
+        rng = self._choice_rng
+        miss = self.profile.miss
+        noise = self.profile.noise
+        scored: list[_Scored] = []
         for order, action in enumerate(actions):
-            after: tuple[tuple[int, ...], ...] | None = None
-            if type(action) is Play:
-                card = action.card
-                source = action.source
-                if source == "waste" and not with_waste:
-                    continue
-                target = action.target
-                if target == "f":
-                    if source == "nerts":
-                        value = 1000.0
-                    elif source == "waste":
-                        value = 700.0
-                    else:
-                        value = 680.0
-                        if nerts_top >= 0 and len(work[_work_index(source)]) == 1:
-                            value += 60.0  # frees a space for the nerts card
-                    if profile.race:
-                        if rivals is None:
-                            rivals = _rival_tops(view, team)
-                        if card in rivals:
-                            value += 90.0
-                        value += 14 - card_rank(card)
-                elif source == "nerts":
-                    value = 900.0 if work[_work_index(target)] else 880.0
-                elif source == "waste":
-                    dest = work[_work_index(target)]
-                    if dest:
-                        value = 400.0
-                        if profile.careful:
-                            value -= _burial_cost(dest, view, kings)
-                    else:
-                        value = 150.0 if nerts_top < 0 else -1.0
-                else:
-                    src_index = _work_index(source)
-                    src = work[src_index]
-                    dest_index = _work_index(target)
-                    dest = work[dest_index]
-                    at = src.index(card)
-                    if at == 0:
-                        if not dest:
-                            continue  # the same pile in another place: pointless
-                        value = 850.0 if nerts_top >= 0 else 200.0  # opens a space
-                    else:
-                        exposed = src[at - 1]
-                        if nerts_top >= 0 and _fits(nerts_top, exposed):
-                            value = 870.0
-                        elif (
-                            exposed in f_next
-                            or card_rank(exposed) == 1
-                            or (kings and card_rank(exposed) == 13)
-                        ):
-                            value = 600.0
-                        else:
-                            continue
-                        if not dest:
-                            value -= 150.0  # spends a space
-                    moved = list(work)
-                    moved[dest_index] = dest + src[at:]
-                    moved[src_index] = src[:at]
-                    after = tuple(sorted(moved))
-                    if after in memory.work_configs or memory.work_moves >= _MAX_WORK_MOVES:
-                        continue
-            elif type(action) is SlideUnder:
-                if action.source == "nerts":
-                    value = 890.0
-                elif with_waste:
-                    value = 380.0
-                else:
-                    continue
-            else:
+            valued = valuer.value(action)
+            if valued is None:
                 continue
-            if value <= _FLIP_VALUE:
+            value, after = valued
+            if value <= FLIP_VALUE:
                 continue
             if miss and rng.random() < miss:
                 continue
@@ -320,6 +257,12 @@ class Bot:
             scored.append((value, order, action, after))
         if not scored:
             return None
+        return self._pick(scored, seat, with_waste)
+
+    def _pick(
+        self, scored: list[_Scored], seat: int, with_waste: bool
+    ) -> tuple[Action, WorkLayout | None] | None:
+        """The best of the ``scored`` moves for this seat (None: leave it to the stock keeper)."""
         scored.sort(key=lambda item: (-item[0], item[1]))
         pick = scored[0]
         if seat:
@@ -335,7 +278,7 @@ class Bot:
             elif not with_waste:
                 return None  # the stock keeper will make that move
         if pick[3] is not None:
-            memory.work_moves += 1
+            self._memory.work_moves += 1
         return pick[2], pick[3]
 
     def _flip_or_stuck(self, view: State, own: Tableau) -> Action | None:
@@ -373,7 +316,6 @@ class Bot:
 
 # --- private helpers ------------------------------------------------------------------------
 
-_FLIP_VALUE: Final = 100.0
 _SPLIT_VALUE: Final = 300.0
 _SOLO_PLAY_ON: Final = 52
 _MAX_WORK_MOVES: Final = 40
@@ -385,7 +327,10 @@ _DELAY_SIGMA: Final = 0.35
 _DELAY_MIN: Final = 0.4
 _DELAY_MAX: Final = 3.0
 _HIDDEN_RUNS: Final = tuple((HIDDEN_CARD,) * n for n in range(53))
-_WORK_INDEX: Final = {f"w{i}": i - 1 for i in range(1, 10)}
+
+
+_Scored: TypeAlias = tuple[float, int, Action, "WorkLayout | None"]
+"""A candidate move: (value, order in the legal actions, the action, the layout it leads to)."""
 
 
 class _Memory:
@@ -461,57 +406,5 @@ def _hide_below_top(pile: tuple[int, ...]) -> tuple[int, ...]:
     return _HIDDEN_RUNS[len(pile) - 1] + pile[-1:]
 
 
-def _work_index(pile: str) -> int:
-    return _WORK_INDEX[pile]
-
-
-def _source_of(action: Action) -> str:
-    return action.source if type(action) is Play or type(action) is SlideUnder else ""
-
-
-def _fits(card: int, onto: int) -> bool:
-    """True when ``card`` may be played onto ``onto`` in a work pile."""
-    return card_rank(onto) == card_rank(card) + 1 and card_color(onto) != card_color(card)
-
-
-def _rival_tops(view: State, team: int) -> set[int]:
-    """Cards other teams could play to a foundation now (their visible tops)."""
-    tops: set[int] = set()
-    for index, tableau in enumerate(view.teams):
-        if index == team:
-            continue
-        if tableau.nerts:
-            tops.add(tableau.nerts[-1])
-        if tableau.waste:
-            tops.add(tableau.waste[-1])
-        for pile in tableau.work:
-            if pile:
-                tops.add(pile[-1])
-    return tops
-
-
-def _burial_cost(dest: tuple[int, ...], view: State, kings: bool) -> float:
-    """How much covering ``dest`` delays the foundations: cards in it that are one or two plays
-    away from a foundation weigh most, and a long sequence weighs by its length."""
-    cost = 12.0 * max(0, len(dest) - 2)
-    for card in dest:
-        if _plays_away(card, view, kings) <= 1:
-            cost += 90.0
-    return cost
-
-
-def _plays_away(card: int, view: State, kings: bool) -> int:
-    """How many cards of its suit must reach a foundation before ``card`` can."""
-    rank = card_rank(card)
-    suit = card_suit(card)
-    best = rank - 1
-    if kings:
-        best = min(best, 13 - rank)
-    for cards, wanted in zip(view.f_cards, view.f_next):
-        if wanted < 0 or card_suit(wanted) != suit:
-            continue
-        step = card_rank(wanted)
-        distance = rank - step if card_rank(cards[0]) == 1 else step - rank
-        if 0 <= distance < best:
-            best = distance
-    return best
+def _source_of(action: Action) -> Pile | None:
+    return action.source if type(action) is Play or type(action) is SlideUnder else None

@@ -11,18 +11,33 @@ their unchanged piles, which makes a snapshot free (keep the reference) and a ro
 - ``legal_actions(state, player)`` lists what a player may do now, for bots, hints and auto-move.
 - ``replay(initial, actions)`` folds a log and returns the final state and each action's result.
 - ``state_digest(state)`` is a canonical hash, identical on every machine.
+
+The values it folds over (``Options``, ``Table``, ``Tableau``, ``State``, ``Outcome``,
+``Rejection``, ``RejectionKind``, ``state_digest``) live in ``nerts_lan.state``; this module
+re-exports them.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from collections.abc import Iterable
+from typing import Final, NamedTuple, TypeVar
 
 from .actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from .cards import DECK, card_color, card_rank
 from .deal import deal_team
+from .piles import ANY_FOUNDATION, NERTS, WASTE, Pile, work_pile
+from .state import (
+    BACK_COLOURS,
+    Options,
+    Outcome,
+    Rejection,
+    RejectionKind,
+    State,
+    Table,
+    Tableau,
+    next_wanted,
+    state_digest,
+)
 
 __all__ = [
     "BACK_COLOURS",
@@ -30,6 +45,7 @@ __all__ = [
     "Options",
     "Outcome",
     "Rejection",
+    "RejectionKind",
     "State",
     "Table",
     "Tableau",
@@ -41,211 +57,8 @@ __all__ = [
     "state_digest",
 ]
 
-BACK_COLOURS: Final = ("red", "blue", "green", "purple", "orange", "teal", "brown", "grey")
-"""Default card-back colours, one per team in order (a table has at most 8 teams)."""
-
 DEAD_ROUND_ROTATIONS: Final = 3
 """Rotations with no card played after which the next all-stuck moment ends the round."""
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    """Table options (variants) chosen in the lobby; the defaults are RULES.md's."""
-
-    flip: int = 3
-    caller_bonus: int = 0
-    target: int = 100
-    kings: bool = False
-    pile: int = 13
-    work: int = 4
-
-    def __post_init__(self) -> None:
-        problem = _options_problem(self)
-        if problem:
-            raise ValueError(problem)
-
-    def to_wire(self) -> dict[str, int | bool]:
-        return {
-            "flip": self.flip,
-            "caller_bonus": self.caller_bonus,
-            "target": self.target,
-            "kings": self.kings,
-            "pile": self.pile,
-            "work": self.work,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Table:
-    """Who plays in a round and with which options: fixed for the whole round."""
-
-    options: Options
-    team_names: tuple[str, ...]
-    team_players: tuple[tuple[str, ...], ...]
-    back_colours: tuple[str, ...] = ()
-    """Each team's card-back colour (cosmetic: not part of the state hash); by default from
-    ``BACK_COLOURS`` in team order."""
-    player_team: dict[str, int] = field(init=False, compare=False, hash=False)
-    fingerprint: bytes = field(init=False, compare=False, hash=False)
-
-    def __post_init__(self) -> None:
-        if not 1 <= len(self.team_names) <= 8:
-            raise ValueError("a table has 1 to 8 teams")
-        if len(self.team_players) != len(self.team_names):
-            raise ValueError("every team needs its list of players")
-        if len(set(self.team_names)) != len(self.team_names):
-            raise ValueError("team names must differ")
-        player_team: dict[str, int] = {}
-        for index, players in enumerate(self.team_players):
-            if not players:
-                raise ValueError(f"team {self.team_names[index]!r} has no player")
-            for player in players:
-                if player in player_team:
-                    raise ValueError(f"player name {player!r} is used twice")
-                player_team[player] = index
-        object.__setattr__(self, "player_team", player_team)
-        if not self.back_colours:
-            object.__setattr__(self, "back_colours", BACK_COLOURS[: len(self.team_names)])
-        elif len(self.back_colours) != len(self.team_names):
-            raise ValueError("every team needs one back colour")
-        material = repr((self.options.to_wire(), self.team_names, self.team_players))
-        object.__setattr__(self, "fingerprint", hashlib.sha256(material.encode()).digest()[:16])
-
-    def team_of(self, player: str) -> int | None:
-        """The index of ``player``'s team, or None for someone not at the table."""
-        return self.player_team.get(player)
-
-
-class Tableau:
-    """One team's own piles, each a tuple of card values from bottom to top."""
-
-    __slots__ = ("nerts", "stock", "stuck", "waste", "work")
-
-    def __init__(
-        self,
-        nerts: tuple[int, ...],
-        work: tuple[tuple[int, ...], ...],
-        stock: tuple[int, ...],
-        waste: tuple[int, ...],
-        stuck: bool,
-    ) -> None:
-        self.nerts = nerts
-        self.work = work
-        self.stock = stock
-        self.waste = waste
-        self.stuck = stuck
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Tableau) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (
-            f"Tableau(nerts={_names(self.nerts)}, work={[_names(p) for p in self.work]}, "
-            f"stock={_names(self.stock)}, waste={_names(self.waste)}, stuck={self.stuck})"
-        )
-
-    def cards(self) -> list[int]:
-        """Every card of the tableau, pile after pile."""
-        cards = list(self.nerts)
-        for pile in self.work:
-            cards.extend(pile)
-        cards.extend(self.stock)
-        cards.extend(self.waste)
-        return cards
-
-    def _key(self) -> tuple[object, ...]:
-        return (self.nerts, self.work, self.stock, self.waste, self.stuck)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How a round ended: by a Nerts call (with its caller) or dead (every team stuck too long)."""
-
-    ending: Literal["nerts", "dead"]
-    caller: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """An action the rules refuse at its place in the order; it changes nothing."""
-
-    reason: str
-
-
-class State:
-    """A round in play. Immutable by contract: ``apply`` builds a new one sharing unchanged piles.
-
-    Foundations are kept as three parallel tuples, one entry per foundation in order of creation:
-    its cards, the team index owning each card, and the card value it takes next (-1 once
-    finished) so that "the lowest-numbered foundation that accepts this card" is one
-    ``tuple.index`` call.
-    """
-
-    __slots__ = ("f_cards", "f_next", "f_owners", "outcome", "rotations", "table", "teams")
-
-    def __init__(
-        self,
-        table: Table,
-        teams: tuple[Tableau, ...],
-        f_cards: tuple[tuple[int, ...], ...] = (),
-        f_owners: tuple[tuple[int, ...], ...] = (),
-        f_next: tuple[int, ...] = (),
-        rotations: int = 0,
-        outcome: Outcome | None = None,
-    ) -> None:
-        self.table = table
-        self.teams = teams
-        self.f_cards = f_cards
-        self.f_owners = f_owners
-        self.f_next = f_next
-        self.rotations = rotations
-        self.outcome = outcome
-
-    def with_teams(self, teams: tuple[Tableau, ...]) -> State:
-        """This state with other tableaux: foundations, rotations and outcome kept."""
-        return State(
-            self.table,
-            teams,
-            self.f_cards,
-            self.f_owners,
-            self.f_next,
-            self.rotations,
-            self.outcome,
-        )
-
-    @classmethod
-    def with_foundations(
-        cls,
-        table: Table,
-        teams: tuple[Tableau, ...],
-        foundations: Sequence[tuple[Sequence[int], Sequence[int]]] = (),
-        rotations: int = 0,
-        outcome: Outcome | None = None,
-    ) -> State:
-        """A state whose foundations are given as (cards, owner team indexes) pairs."""
-        f_cards = tuple(tuple(cards) for cards, _ in foundations)
-        f_owners = tuple(tuple(owners) for _, owners in foundations)
-        f_next = tuple(_next_wanted(cards) for cards in f_cards)
-        return cls(table, teams, f_cards, f_owners, f_next, rotations, outcome)
-
-    @property
-    def over(self) -> bool:
-        return self.outcome is not None
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, State) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"<State {state_digest(self).hex()[:12]} teams={self.table.team_names}>"
-
-    def _key(self) -> tuple[object, ...]:
-        return (self.table, self.teams, self.f_cards, self.f_owners, self.rotations, self.outcome)
 
 
 def deal_round(table: Table, seed: str) -> State:
@@ -254,7 +67,7 @@ def deal_round(table: Table, seed: str) -> State:
     teams = []
     for index in range(len(table.team_names)):
         nerts, work, stock = deal_team(seed, index, options.pile, options.work)
-        teams.append(Tableau(nerts, work, stock, (), False))
+        teams.append(Tableau(nerts=nerts, work=work, stock=stock, waste=(), stuck=False))
     return State(table, tuple(teams))
 
 
@@ -264,11 +77,19 @@ def apply(state: State, action: Action) -> State | Rejection:
         return _ROUND_OVER
     team = state.table.player_team.get(action.by)
     if team is None:
-        return Rejection(f"{action.by} is not at this table")
-    handler = _HANDLERS.get(type(action))
-    if handler is None:
-        return Rejection(f"unknown action {type(action).__name__}")
-    return handler(state, team, action)
+        return Rejection(f"{action.by} is not at this table", RejectionKind.NOT_AT_TABLE)
+    match action:
+        case Play():
+            return _play(state, team, action)
+        case SlideUnder():
+            return _slide_under(state, team, action)
+        case Flip():
+            return _flip(state, team)
+        case DeclareStuck():
+            return _declare_stuck(state, team)
+        case CallNerts():
+            return _call_nerts(state, team, action)
+    raise TypeError(f"not an action: {type(action).__name__}")
 
 
 def replay(initial: State, actions: Iterable[Action]) -> tuple[State, list[Rejection | None]]:
@@ -299,46 +120,18 @@ def legal_actions(state: State, player: str) -> list[Action]:
     if state.outcome is not None or team is None:
         return []
     tableau = state.teams[team]
-    work = tableau.work
-    f_next = state.f_next
-    kings = state.table.options.kings
-    actions: list[Action] = []
-    has_space = () in work
-
-    singles: list[tuple[int, str]] = []
+    singles: list[tuple[int, Pile]] = []
     if tableau.nerts:
-        singles.append((tableau.nerts[-1], "nerts"))
+        singles.append((tableau.nerts[-1], NERTS))
     if tableau.waste:
-        singles.append((tableau.waste[-1], "waste"))
-    for index, pile in enumerate(work):
+        singles.append((tableau.waste[-1], WASTE))
+    hand = len(singles)  # the nerts and waste tops come first
+    for index, pile in enumerate(tableau.work):
         if pile:
-            singles.append((pile[-1], _WORK_NAMES[index]))
-    for card, source in singles:
-        rank = _RANK[card]
-        if card in f_next or rank == 1 or (kings and rank == 13):
-            actions.append(Play(player, DECK[card], source, "f"))
-
-    for card, source in singles[: len(singles) - sum(1 for p in work if p)]:
-        rank = _RANK[card]
-        color = _COLOR[card]
-        for index, pile in enumerate(work):
-            target = _WORK_NAMES[index]
-            if not pile or (_RANK[pile[-1]] == rank + 1 and _COLOR[pile[-1]] != color):
-                actions.append(Play(player, DECK[card], source, target))
-            elif has_space and _RANK[pile[0]] == rank - 1 and _COLOR[pile[0]] != color:
-                actions.append(SlideUnder(player, DECK[card], source, target))
-
-    for source_index, pile in enumerate(work):
-        source = _WORK_NAMES[source_index]
-        for card in pile:
-            rank = _RANK[card]
-            color = _COLOR[card]
-            for index, dest in enumerate(work):
-                if index == source_index:
-                    continue
-                if not dest or (_RANK[dest[-1]] == rank + 1 and _COLOR[dest[-1]] != color):
-                    actions.append(Play(player, DECK[card], source, _WORK_NAMES[index]))
-
+            singles.append((pile[-1], _WORK_PILES[index]))
+    actions = _foundation_plays(state, player, singles)
+    actions += _plays_onto_work(tableau.work, player, singles[:hand])
+    actions += _stack_moves(tableau.work, player)
     if tableau.stock or tableau.waste:
         actions.append(Flip(player))
     actions.append(DeclareStuck(player))
@@ -365,116 +158,105 @@ def round_scores(state: State) -> dict[str, int]:
     return scores
 
 
-def state_digest(state: State) -> bytes:
-    """A canonical 16-byte hash of the whole state, identical on every machine and Python.
-
-    It covers the table (options, teams, players), every pile in order, the stuck flags, the
-    foundations with their owners, the rotation count and the outcome.
-    """
-    out = bytearray(state.table.fingerprint)
-    for tableau in state.teams:
-        out.append(len(tableau.nerts))
-        out += bytes(tableau.nerts)
-        for pile in tableau.work:
-            out.append(len(pile))
-            out += bytes(pile)
-        out.append(len(tableau.stock))
-        out += bytes(tableau.stock)
-        out.append(len(tableau.waste))
-        out += bytes(tableau.waste)
-        out.append(tableau.stuck)
-    out.append(len(state.f_cards))
-    for cards, owners in zip(state.f_cards, state.f_owners):
-        out.append(len(cards))
-        out += bytes(cards)
-        out += bytes(owners)
-    out.append(state.rotations)
-    outcome = state.outcome
-    if outcome is None:
-        out.append(0)
-    else:
-        out += b"\x01" if outcome.ending == "nerts" else b"\x02"
-        out += (outcome.caller or "").encode("utf-8")
-    return hashlib.blake2b(out, digest_size=16).digest()
-
-
 # --- helpers ------------------------------------------------------------------------------------
 
 _RANK: Final = tuple(card_rank(c) for c in range(52))
 _COLOR: Final = tuple(card_color(c) for c in range(52))
-_WORK_NAMES: Final = tuple(f"w{i}" for i in range(1, 10))
-_ROUND_OVER: Final = Rejection("the round is over")
-_NERTS, _WASTE, _WORK, _FOUNDATION, _ANY_FOUNDATION = range(5)
-_PILE_REFS: dict[str, tuple[int, int]] = {
-    "nerts": (_NERTS, 0),
-    "waste": (_WASTE, 0),
-    "f": (_ANY_FOUNDATION, 0),
-}
+_WORK_PILES: Final = tuple(work_pile(i) for i in range(9))
+_ROUND_OVER: Final = Rejection("the round is over", RejectionKind.ROUND_OVER)
+_T = TypeVar("_T")
 
 
-def _pile_ref(name: str) -> tuple[int, int] | None:
-    """(kind, zero-based index) of a pile name, or None for a name of no pile kind."""
-    ref = _PILE_REFS.get(name)
-    if ref is not None:
-        return ref
-    if len(name) < 2 or len(name) > 5 or name[0] not in "wf" or not name[1:].isdigit():
-        return None
-    if not name[1:].isascii() or name[1] == "0":
-        return None
-    ref = (_WORK if name[0] == "w" else _FOUNDATION, int(name[1:]) - 1)
-    if len(_PILE_REFS) < 4096:
-        _PILE_REFS[name] = ref
-    return ref
+class _Foundations(NamedTuple):
+    """The three parallel foundation tuples of a ``State``."""
+
+    cards: tuple[tuple[int, ...], ...]
+    owners: tuple[tuple[int, ...], ...]
+    wanted: tuple[int, ...]
 
 
-def _names(cards: Iterable[int]) -> list[str]:
-    return [str(DECK[c]) for c in cards]
+def _fits_on(card: int, onto: int) -> bool:
+    """True when ``card`` may lie on ``onto`` in a work pile: one rank lower, the other colour."""
+    return _RANK[onto] == _RANK[card] + 1 and _COLOR[onto] != _COLOR[card]
 
 
-def _next_wanted(cards: Sequence[int]) -> int:
-    """The card value a foundation takes next, or -1 when it is finished."""
-    if len(cards) >= 13:
-        return -1
-    top = cards[-1]
-    return top + 1 if _RANK[cards[0]] == 1 else top - 1
+def _foundation_plays(state: State, player: str, singles: list[tuple[int, Pile]]) -> list[Action]:
+    """Plays of the top cards ``singles`` to ``f`` that some foundation (or a new one) takes."""
+    f_next = state.f_next
+    kings = state.table.options.kings
+    actions: list[Action] = []
+    for card, source in singles:
+        rank = _RANK[card]
+        if card in f_next or rank == 1 or (kings and rank == 13):
+            actions.append(Play(player, DECK[card], source, ANY_FOUNDATION))
+    return actions
 
 
-def _options_problem(options: Options) -> str | None:
-    # Options may come from outside (a lobby message, a saved log): check the types too.
-    for name in ("flip", "caller_bonus", "target", "pile", "work"):
-        value = getattr(options, name)
-        if type(value) is not int:
-            return f"option {name!r} must be a whole number"
-    kings: object = options.kings
-    if type(kings) is not bool:
-        return "option 'kings' must be true or false"
-    if options.flip not in (1, 3):
-        return "option 'flip' must be 1 or 3"
-    if not 0 <= options.caller_bonus <= 1000:
-        return "option 'caller_bonus' must be from 0 to 1000"
-    if not 1 <= options.target <= 100_000:
-        return "option 'target' must be from 1 to 100000"
-    if not 3 <= options.work <= 6:
-        return "option 'work' must be from 3 to 6"
-    if not 1 <= options.pile <= 52 - options.work:
-        return f"option 'pile' must be from 1 to {52 - options.work}"
+def _plays_onto_work(
+    work: tuple[tuple[int, ...], ...], player: str, hand: list[tuple[int, Pile]]
+) -> list[Action]:
+    """Plays and slides under of the nerts and waste tops ``hand`` onto the work piles."""
+    has_space = () in work
+    actions: list[Action] = []
+    for card, source in hand:
+        for index, pile in enumerate(work):
+            target = _WORK_PILES[index]
+            if not pile or _fits_on(card, pile[-1]):
+                actions.append(Play(player, DECK[card], source, target))
+            elif has_space and _fits_on(pile[0], card):
+                actions.append(SlideUnder(player, DECK[card], source, target))
+    return actions
+
+
+def _stack_moves(work: tuple[tuple[int, ...], ...], player: str) -> list[Action]:
+    """Every move of a work pile's card (with the cards on it) onto another work pile."""
+    actions: list[Action] = []
+    rank, color = _RANK, _COLOR  # the hot loop of bots: no call per pair of cards
+    for source_index, pile in enumerate(work):
+        source = _WORK_PILES[source_index]
+        for card in pile:
+            below, other_color = rank[card] + 1, 1 - color[card]
+            for index, dest in enumerate(work):
+                if index == source_index:
+                    continue
+                if not dest or (rank[dest[-1]] == below and color[dest[-1]] == other_color):
+                    actions.append(Play(player, DECK[card], source, _WORK_PILES[index]))
+    return actions
+
+
+# A card played (a play or a slide under, by any team) ends the player's team's stuck declaration
+# and resets the count of fruitless rotations: ``_card_played`` builds every such state.
+
+
+def _card_played(
+    state: State, team: int, tableau: Tableau, foundations: _Foundations | None = None
+) -> State:
+    """The state after ``team`` played a card, leaving it ``tableau`` (and ``foundations``)."""
+    teams = list(state.teams)
+    teams[team] = tableau.with_stuck(False) if tableau.stuck else tableau
+    if foundations is None:
+        foundations = _Foundations(state.f_cards, state.f_owners, state.f_next)
+    return State(
+        state.table,
+        tuple(teams),
+        f_cards=foundations.cards,
+        f_owners=foundations.owners,
+        f_next=foundations.wanted,
+        rotations=0,
+    )
+
+
+def _no_such_pile(action: Play | SlideUnder) -> Rejection | None:
+    """Why a card move names a pile no card move may name (the stock), or None."""
+    for pile in (action.source, action.target):
+        if pile.kind == "stock":
+            return Rejection(f"there is no pile {pile}")
     return None
 
 
-def _pile_refs(action: Play | SlideUnder) -> tuple[tuple[int, int], tuple[int, int]] | Rejection:
-    """The (kind, index) of a card move's source and target, or why one names no pile."""
-    source = _pile_ref(action.source)
-    if source is None:
-        return Rejection(f"there is no pile {action.source}")
-    target = _pile_ref(action.target)
-    if target is None:
-        return Rejection(f"there is no pile {action.target}")
-    return source, target
-
-
-def _not_on_top(tableau: Tableau, kind: int, card: int) -> Rejection | None:
-    """Why ``card`` cannot leave the nerts pile or the waste (``kind``), or None."""
-    if kind == _NERTS:
+def _not_on_top(tableau: Tableau, source: Pile, card: int) -> Rejection | None:
+    """Why ``card`` cannot leave ``source``, the nerts pile or the waste, or None."""
+    if source.kind == "nerts":
         if not tableau.nerts or tableau.nerts[-1] != card:
             return Rejection(f"{DECK[card]} is not on top of the nerts pile")
     elif not tableau.waste or tableau.waste[-1] != card:
@@ -482,189 +264,167 @@ def _not_on_top(tableau: Tableau, kind: int, card: int) -> Rejection | None:
     return None
 
 
-# A card played (a play or a slide under, by any team) ends the player's team's stuck
-# declaration and resets the count of fruitless rotations: the States built below leave
-# ``rotations`` at its default of 0 on purpose, and build the team's Tableau with stuck=False.
+def _moving(tableau: Tableau, action: Play) -> tuple[int, ...] | Rejection:
+    """The cards a play moves: the card, with every card on it in a work pile."""
+    source, card = action.source, action.card
+    if source.kind == "nerts" or source.kind == "waste":
+        return _not_on_top(tableau, source, card) or (card,)
+    if source.kind == "work":
+        assert source.index is not None
+        if source.index >= len(tableau.work):
+            return Rejection(f"there is no pile {source}")
+        pile = tableau.work[source.index]
+        if card not in pile:
+            return Rejection(f"{card} is not in {source}")
+        return pile[pile.index(card) :]
+    return Rejection("cards never leave a foundation")
 
 
 def _play(state: State, team: int, action: Play) -> State | Rejection:
-    card = action.card
-    refs = _pile_refs(action)
-    if isinstance(refs, Rejection):
-        return refs
-    (kind, index), target = refs
+    problem = _no_such_pile(action)
+    if problem is not None:
+        return problem
     tableau = state.teams[team]
-    if kind in (_NERTS, _WASTE):
-        problem = _not_on_top(tableau, kind, card)
-        if problem is not None:
-            return problem
-        moving: tuple[int, ...] = (card,)
-    elif kind == _WORK:
-        if index >= len(tableau.work):
-            return Rejection(f"there is no pile {action.source}")
-        pile = tableau.work[index]
-        if card not in pile:
-            return Rejection(f"{card} is not in {action.source}")
-        moving = pile[pile.index(card) :]
-    else:
-        return Rejection("cards never leave a foundation")
-
-    target_kind, target_index = target
-    if target_kind == _WORK:
-        work = tableau.work
-        if target_index >= len(work):
-            return Rejection(f"there is no pile {action.target}")
-        if kind == _WORK and target_index == index:
-            return Rejection(f"{card} is already in {action.target}")
-        dest = work[target_index]
-        if dest and (_RANK[dest[-1]] != _RANK[card] + 1 or _COLOR[dest[-1]] == _COLOR[card]):
-            return Rejection(f"{action.target} does not take {card}")
-        new_work = list(work)
-        new_work[target_index] = dest + moving
-        if kind == _WORK:
-            new_work[index] = work[index][: len(work[index]) - len(moving)]
-            changed = Tableau(tableau.nerts, tuple(new_work), tableau.stock, tableau.waste, False)
-        elif kind == _NERTS:
-            changed = Tableau(
-                tableau.nerts[:-1], tuple(new_work), tableau.stock, tableau.waste, False
-            )
-        else:
-            changed = Tableau(
-                tableau.nerts, tuple(new_work), tableau.stock, tableau.waste[:-1], False
-            )
-        teams = list(state.teams)
-        teams[team] = changed
-        return State(state.table, tuple(teams), state.f_cards, state.f_owners, state.f_next)
-
-    if target_kind in (_FOUNDATION, _ANY_FOUNDATION):
-        if len(moving) != 1:
-            return Rejection(f"only the top card of {action.source} can go to a foundation")
-        f_next = state.f_next
-        if target_kind == _FOUNDATION:
-            if target_index >= len(f_next):
-                return Rejection(f"there is no pile {action.target}")
-            if f_next[target_index] != card:
-                return Rejection(f"{action.target} does not take {card}")
-            slot = target_index
-        elif card in f_next:
-            slot = f_next.index(card)
-        elif _RANK[card] == 1 or (_RANK[card] == 13 and state.table.options.kings):
-            slot = len(f_next)
-        else:
-            return Rejection(f"no foundation takes {card}")
-        if slot == len(f_next):
-            f_cards = (*state.f_cards, (card,))
-            f_owners = (*state.f_owners, (team,))
-            f_next = (*f_next, card + 1 if _RANK[card] == 1 else card - 1)
-        else:
-            cards = state.f_cards[slot] + (card,)
-            lst_cards = list(state.f_cards)
-            lst_cards[slot] = cards
-            f_cards = tuple(lst_cards)
-            lst_owners = list(state.f_owners)
-            lst_owners[slot] = state.f_owners[slot] + (team,)
-            f_owners = tuple(lst_owners)
-            lst_next = list(f_next)
-            lst_next[slot] = _next_wanted(cards)
-            f_next = tuple(lst_next)
-        if kind == _NERTS:
-            changed = Tableau(tableau.nerts[:-1], tableau.work, tableau.stock, tableau.waste, False)
-        elif kind == _WASTE:
-            changed = Tableau(tableau.nerts, tableau.work, tableau.stock, tableau.waste[:-1], False)
-        else:
-            new_work = list(tableau.work)
-            new_work[index] = tableau.work[index][:-1]
-            changed = Tableau(tableau.nerts, tuple(new_work), tableau.stock, tableau.waste, False)
-        teams = list(state.teams)
-        teams[team] = changed
-        return State(state.table, tuple(teams), f_cards, f_owners, f_next)
-
-    place = "nerts pile" if target_kind == _NERTS else "waste"
+    moving = _moving(tableau, action)
+    if isinstance(moving, Rejection):
+        return moving
+    if action.target.kind == "work":
+        return _play_to_work(state, team, action, moving)
+    if action.target.kind == "foundation":
+        return _play_to_foundation(state, team, action, moving)
+    place = "nerts pile" if action.target.kind == "nerts" else "waste"
     return Rejection(f"nothing can be played onto the {place}")
 
 
-def _slide_under(state: State, team: int, action: SlideUnder) -> State | Rejection:
-    card = action.card
-    refs = _pile_refs(action)
-    if isinstance(refs, Rejection):
-        return refs
-    (kind, _), target = refs
+def _play_to_work(
+    state: State, team: int, action: Play, moving: tuple[int, ...]
+) -> State | Rejection:
     tableau = state.teams[team]
-    if kind not in (_NERTS, _WASTE):
-        return Rejection("only the nerts or waste top card can slide under")
-    problem = _not_on_top(tableau, kind, card)
+    card, source, target = action.card, action.source, action.target
+    assert target.index is not None
+    if target.index >= len(tableau.work):
+        return Rejection(f"there is no pile {target}")
+    if source == target:
+        return Rejection(f"{card} is already in {target}")
+    dest = tableau.work[target.index]
+    if dest and not _fits_on(card, dest[-1]):
+        return Rejection(f"{target} does not take {card}")
+    changed = tableau.take_top(source, len(moving)).with_work(target.index, dest + moving)
+    return _card_played(state, team, changed)
+
+
+def _play_to_foundation(
+    state: State, team: int, action: Play, moving: tuple[int, ...]
+) -> State | Rejection:
+    card, target = action.card, action.target
+    if len(moving) != 1:
+        return Rejection(f"only the top card of {action.source} can go to a foundation")
+    slot = _foundation_slot(state, target, card)
+    if isinstance(slot, Rejection):
+        return slot
+    if slot == len(state.f_next):
+        foundations = _Foundations(
+            (*state.f_cards, (card,)),
+            (*state.f_owners, (team,)),
+            (*state.f_next, card + 1 if _RANK[card] == 1 else card - 1),
+        )
+    else:
+        cards = state.f_cards[slot] + (card,)
+        foundations = _Foundations(
+            _replaced(state.f_cards, slot, cards),
+            _replaced(state.f_owners, slot, state.f_owners[slot] + (team,)),
+            _replaced(state.f_next, slot, next_wanted(cards)),
+        )
+    changed = state.teams[team].take_top(action.source)
+    return _card_played(state, team, changed, foundations)
+
+
+def _foundation_slot(state: State, target: Pile, card: int) -> int | Rejection:
+    """The foundation that takes ``card`` at ``target`` (``len(f_next)``: a new one), or why
+    none does."""
+    f_next = state.f_next
+    if target.index is not None:
+        if target.index >= len(f_next):
+            return Rejection(f"there is no pile {target}")
+        if f_next[target.index] != card:
+            return Rejection(f"{target} does not take {card}")
+        return target.index
+    if card in f_next:
+        return f_next.index(card)
+    if _RANK[card] == 1 or (_RANK[card] == 13 and state.table.options.kings):
+        return len(f_next)
+    return Rejection(f"no foundation takes {card}")
+
+
+def _replaced(items: tuple[_T, ...], index: int, item: _T) -> tuple[_T, ...]:
+    """``items`` with the one at ``index`` replaced by ``item``."""
+    return (*items[:index], item, *items[index + 1 :])
+
+
+def _slide_under(state: State, team: int, action: SlideUnder) -> State | Rejection:
+    problem = _no_such_pile(action)
     if problem is not None:
         return problem
-    target_kind, target_index = target
-    if target_kind != _WORK:
+    card, source, target = action.card, action.source, action.target
+    tableau = state.teams[team]
+    if source.kind != "nerts" and source.kind != "waste":
+        return Rejection("only the nerts or waste top card can slide under")
+    problem = _not_on_top(tableau, source, card)
+    if problem is not None:
+        return problem
+    if target.kind != "work":
         return Rejection("a card slides only under a work pile")
     work = tableau.work
-    if target_index >= len(work):
-        return Rejection(f"there is no pile {action.target}")
+    assert target.index is not None
+    if target.index >= len(work):
+        return Rejection(f"there is no pile {target}")
     if () not in work:
         return Rejection("sliding under needs an empty work pile")
-    dest = work[target_index]
+    dest = work[target.index]
     if not dest:
-        return Rejection(f"{action.target} is empty: play onto it instead")
-    if _RANK[dest[0]] != _RANK[card] - 1 or _COLOR[dest[0]] == _COLOR[card]:
-        return Rejection(f"{card} cannot slide under {action.target}")
-    new_work = list(work)
-    new_work[target_index] = (card, *dest)
-    if kind == _NERTS:
-        changed = Tableau(tableau.nerts[:-1], tuple(new_work), tableau.stock, tableau.waste, False)
-    else:
-        changed = Tableau(tableau.nerts, tuple(new_work), tableau.stock, tableau.waste[:-1], False)
-    teams = list(state.teams)
-    teams[team] = changed
-    return State(state.table, tuple(teams), state.f_cards, state.f_owners, state.f_next)
+        return Rejection(f"{target} is empty: play onto it instead")
+    if not _fits_on(dest[0], card):
+        return Rejection(f"{card} cannot slide under {target}")
+    changed = tableau.take_top(source).with_work(target.index, (card, *dest))
+    return _card_played(state, team, changed)
 
 
-def _flip(state: State, team: int, action: Flip) -> State | Rejection:
+def _flip(state: State, team: int) -> State | Rejection:
+    """Turn up to ``flip`` cards, or turn the waste over; a stuck declaration stands."""
     tableau = state.teams[team]
     stock = tableau.stock
     if stock:
         count = min(state.table.options.flip, len(stock))
         turned = stock[: len(stock) - count - 1 : -1] if count < len(stock) else stock[::-1]
-        changed = Tableau(
-            tableau.nerts,
-            tableau.work,
-            stock[: len(stock) - count],
-            tableau.waste + turned,
-            tableau.stuck,
-        )
+        new_stock, new_waste = stock[: len(stock) - count], tableau.waste + turned
     elif tableau.waste:
-        changed = Tableau(tableau.nerts, tableau.work, tableau.waste[::-1], (), tableau.stuck)
+        new_stock, new_waste = tableau.waste[::-1], ()
     else:
         return Rejection("the stock and the waste are both empty")
-    teams = list(state.teams)
-    teams[team] = changed
-    return State(
-        state.table, tuple(teams), state.f_cards, state.f_owners, state.f_next, state.rotations
+    changed = Tableau(
+        nerts=tableau.nerts,
+        work=tableau.work,
+        stock=new_stock,
+        waste=new_waste,
+        stuck=tableau.stuck,
     )
+    return state.with_team(team, changed)
 
 
-def _declare_stuck(state: State, team: int, action: DeclareStuck) -> State | Rejection:
+def _declare_stuck(state: State, team: int) -> State | Rejection:
     tableau = state.teams[team]
-    teams = list(state.teams)
-    if not tableau.stuck:
-        teams[team] = Tableau(tableau.nerts, tableau.work, tableau.stock, tableau.waste, True)
-    if not all(t.stuck for t in teams):
-        return State(
-            state.table, tuple(teams), state.f_cards, state.f_owners, state.f_next, state.rotations
-        )
+    declared = state if tableau.stuck else state.with_team(team, tableau.with_stuck(True))
+    if not all(t.stuck for t in declared.teams):
+        return declared
     if state.rotations >= DEAD_ROUND_ROTATIONS:
-        return State(
-            state.table,
-            tuple(teams),
-            state.f_cards,
-            state.f_owners,
-            state.f_next,
-            state.rotations,
-            Outcome("dead"),
-        )
-    rotated = tuple(_rotate(t) for t in teams)
+        return _ended(declared, Outcome("dead"))
     return State(
-        state.table, rotated, state.f_cards, state.f_owners, state.f_next, state.rotations + 1
+        state.table,
+        tuple(_rotate(t) for t in declared.teams),
+        f_cards=state.f_cards,
+        f_owners=state.f_owners,
+        f_next=state.f_next,
+        rotations=state.rotations + 1,
     )
 
 
@@ -675,27 +435,23 @@ def _rotate(tableau: Tableau) -> Tableau:
     order = tableau.stock[::-1] + tableau.waste
     if order:
         order = order[1:] + order[:1]
-    return Tableau(tableau.nerts, tableau.work, order[::-1], (), False)
+    return Tableau(nerts=tableau.nerts, work=tableau.work, stock=order[::-1], waste=(), stuck=False)
 
 
 def _call_nerts(state: State, team: int, action: CallNerts) -> State | Rejection:
     if state.teams[team].nerts:
         return Rejection("the nerts pile is not empty")
+    return _ended(state, Outcome("nerts", action.by))
+
+
+def _ended(state: State, outcome: Outcome) -> State:
+    """``state`` with the round ended by ``outcome``."""
     return State(
         state.table,
         state.teams,
-        state.f_cards,
-        state.f_owners,
-        state.f_next,
-        state.rotations,
-        Outcome("nerts", action.by),
+        f_cards=state.f_cards,
+        f_owners=state.f_owners,
+        f_next=state.f_next,
+        rotations=state.rotations,
+        outcome=outcome,
     )
-
-
-_HANDLERS: Final[dict[type, Callable[[State, int, Any], State | Rejection]]] = {
-    Play: _play,
-    SlideUnder: _slide_under,
-    Flip: _flip,
-    DeclareStuck: _declare_stuck,
-    CallNerts: _call_nerts,
-}

@@ -20,16 +20,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .advert import LanOptions, TableInfo, make_table_code, normalize_code, persistent_peer_id
 from .bots import LEVELS
-from .engine import Options
 from .lan_session import LanSession
 from .matchlog import damage_report, data_folder, read_match_log, replay_match_log
 from .replica import RoundEnded
@@ -43,175 +42,109 @@ from .session import (
     RoundStarted,
 )
 from .table import TableSettings
+from .usage import UsageError
 
 __all__ = [
-    "add_host_arguments",
-    "add_join_arguments",
-    "add_tables_arguments",
+    "HostConfig",
+    "JoinConfig",
+    "PeerConfig",
     "find_tables",
-    "run_host",
-    "run_join",
+    "host",
+    "join",
+    "read_log",
+    "run_replay",
     "run_tables",
 ]
 
 
-def add_common_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--headless",
-        action="store_true",
-        help="no window: print JSON lines (the window comes with the UI)",
-    )
-    parser.add_argument("--name", default=None, help="your player name (default: your login)")
-    parser.add_argument(
-        "--interface",
-        default=None,
-        metavar="ADDRESS",
-        help="use only this IPv4 address for mDNS and TCP",
-    )
-    parser.add_argument(
-        "--bot", choices=[lv for lv in LEVELS], default=None, help="let a bot play your seat"
-    )
-    parser.add_argument(
-        "--bot-delay",
-        type=float,
-        default=1.0,
-        metavar="SCALE",
-        help="multiply bot reaction delays (0.1 is ten times faster)",
-    )
-    parser.add_argument(
-        "--team",
-        type=int,
-        default=None,
-        metavar="N",
-        help="sit on team N (1-8); default: the first free seat",
-    )
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=None,
-        metavar="N",
-        help="leave after N rounds (default: play the match to its end)",
-    )
-    parser.add_argument(
-        "--code",
-        default=None,
-        metavar="CODE",
-        help="the table's code: a host makes its table private with it, a joiner proves it "
-        "knows it (case, spaces and dashes do not matter)",
-    )
-    parser.add_argument("--peer-id", default=None, help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--verbose",
-        action="store_true",
-        help="log membership changes and network problems on standard error",
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=None, metavar="SECONDS", help="give up after this long"
-    )
+@dataclass(frozen=True)
+class PeerConfig:
+    """How a headless peer takes part, host or joiner; a bad value raises ``ValueError`` naming
+    its option."""
+
+    name: str
+    interface: str | None = None
+    bot: str | None = None
+    """Let a bot of this level play the seat."""
+    bot_delay: float = 1.0
+    team: int | None = None
+    """Sit on this team, counted from 1 (None: the first free seat)."""
+    rounds: int | None = None
+    """Leave after this many rounds of the match (None: play the match to its end)."""
+    code: str | None = None
+    """The table's code as typed (a host makes its table private with it)."""
+    peer_id: str | None = None
+    verbose: bool = False
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        problem = _peer_problem(self)
+        if problem is not None:
+            raise ValueError(problem)
 
 
-def add_host_arguments(parser: argparse.ArgumentParser) -> None:
-    add_common_arguments(parser)
-    parser.add_argument("--table", default=None, help="the table's name")
-    parser.add_argument(
-        "--private",
-        action="store_true",
-        help="give the table a fresh code (printed in the hosting line) that joiners must type",
-    )
-    parser.add_argument(
-        "--players",
-        type=int,
-        default=None,
-        metavar="N",
-        help="start when N players (this one included) are seated",
-    )
-    parser.add_argument("--teams", type=int, default=4, help="most teams at the table (1-8)")
-    parser.add_argument("--partnership", action="store_true", help="two players per team")
-    parser.add_argument(
-        "--lost-seat",
-        choices=["bot", "freeze"],
-        default="bot",
-        help="what happens to the seat of a player whose laptop vanishes",
-    )
-    parser.add_argument("--flip", type=int, default=3, choices=[1, 3])
-    parser.add_argument("--caller-bonus", type=int, default=0)
-    parser.add_argument("--target", type=int, default=100)
-    parser.add_argument("--kings", action="store_true")
-    parser.add_argument("--pile", type=int, default=13)
-    parser.add_argument("--work", type=int, default=4)
+@dataclass(frozen=True)
+class HostConfig:
+    """``nerts-lan host --headless``: the peer, the table it opens, when it starts."""
+
+    peer: PeerConfig
+    table: TableSettings
+    players: int | None = None
+    """Start when this many players (this one included) are seated."""
+    private: bool = False
+    """Give the table a fresh code (unless ``peer.code`` names one)."""
+
+    def __post_init__(self) -> None:
+        if self.players is not None and not 1 <= self.players <= 16:
+            raise ValueError("--players must be from 1 to 16")
 
 
-def add_join_arguments(parser: argparse.ArgumentParser) -> None:
-    add_common_arguments(parser)
-    parser.add_argument(
-        "--table", default=None, help="the table's name or id (default: the only table found)"
-    )
-    parser.add_argument(
-        "--wait", type=float, default=10.0, metavar="SECONDS", help="how long to look for the table"
-    )
+@dataclass(frozen=True)
+class JoinConfig:
+    """``nerts-lan join --headless``: the peer, and the table it looks for."""
+
+    peer: PeerConfig
+    table: str | None = None
+    """The table's name or id (None: the only table found)."""
+    wait: float = 10.0
+    """Seconds to look for the table."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.wait <= 60:
+            raise ValueError("--wait must be from 0 to 60 seconds")
 
 
-def add_tables_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--interface", default=None, metavar="ADDRESS")
-    parser.add_argument(
-        "--wait", type=float, default=2.0, metavar="SECONDS", help="how long to listen for tables"
-    )
-    parser.add_argument("--json", action="store_true", help="one JSON object per table")
-
-
-def run_host(args: argparse.Namespace) -> int:
-    _require_headless(args, "host")
-    name = _player_name(args)
-    try:
-        options = Options(
-            flip=args.flip,
-            caller_bonus=args.caller_bonus,
-            target=args.target,
-            kings=args.kings,
-            pile=args.pile,
-            work=args.work,
-        )
-        settings = TableSettings(
-            args.table or f"{name}'s table",
-            options,
-            teams=args.teams,
-            per_team=2 if args.partnership else 1,
-            lost_seat=args.lost_seat,
-        )
-    except ValueError as error:
-        return _usage("host", str(error))
-    if args.players is not None and not 1 <= args.players <= 16:
-        return _usage("host", "--players must be from 1 to 16")
-    lan = _lan_options(args, name)
-    lan.players = args.players or 1
-    if args.private and lan.table_code is None:
+def host(config: HostConfig) -> int:
+    """Host a table and play it headless; the exit status."""
+    lan = _lan_options(config.peer)
+    lan.players = config.players or 1
+    if config.private and lan.table_code is None:
         lan.table_code = make_table_code()
-    session = LanSession.host(lan, settings)
+    session = LanSession.host(lan, config.table)
     status = session.status
     _emit(
         {
             "event": "hosting",
-            "table": settings.name,
+            "table": config.table.name,
             "id": status.table_id,
             "port": status.port,
             "peer": lan.peer_id,
             "code": lan.table_code,
         }
     )
-    return _play(session, args)
+    return _play(session, config.peer)
 
 
-def run_join(args: argparse.Namespace) -> int:
-    _require_headless(args, "join")
-    name = _player_name(args)
-    lan = _lan_options(args, name)
+def join(config: JoinConfig) -> int:
+    """Find a table on the LAN, join it and play headless; the exit status."""
+    lan = _lan_options(config.peer)
     lan.incarnation = int(time.time() * 1000)  # higher after every restart
-    tables = find_tables(args.interface, args.wait, wanted=args.table)
+    tables = find_tables(config.peer.interface, config.wait, wanted=config.table)
     if not tables:
-        what = f"table {args.table!r}" if args.table else "any table"
+        what = f"table {config.table!r}" if config.table else "any table"
         _emit({"event": "error", "message": f"found no {what} on the network"})
         return 1
-    if len(tables) > 1 and not args.table:
+    if len(tables) > 1 and not config.table:
         names = ", ".join(sorted(t.name for t in tables))
         _emit(
             {"event": "error", "message": f"several tables found ({names}): pick one with --table"}
@@ -233,38 +166,15 @@ def run_join(args: argparse.Namespace) -> int:
         _emit({"event": "error", "message": "this table needs a code: ask its host, add --code"})
         return 1
     session = LanSession.join(lan, table)
-    return _play(session, args)
+    return _play(session, config.peer)
 
 
-def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
-    from .replay import PACE, SPEEDS
-
-    parser.description = (
-        "Play a match log back in the window, action by action: one action every "
-        f"{PACE:g} s at 1x (the log holds no wall time); speeds "
-        f"{', '.join(f'{s}x' for s in SPEEDS)}. "
-        "Keys: Space play/pause, Right one action, N/P next/previous round, Up/Down speed, "
-        "Esc leave. A damaged log replays everything before the damage."
-    )
-    parser.add_argument("file", help="a match log (from the logs folder of the data folder)")
-    parser.add_argument(
-        "--headless",
-        action="store_true",
-        help="print the rounds and scores as JSON lines (no window)",
-    )
-
-
-def run_replay(args: argparse.Namespace) -> int:
-    """Replay a match log, in the window or as JSON lines; a damaged log keeps what came before
-    (exit 1), a file that is not a match log exits 2."""
+def run_replay(file: str) -> int:
+    """Replay a match log as JSON lines; a damaged log keeps what came before (exit 1), a file
+    that is not a match log exits 2."""
     from .actions import MalformedError
 
-    try:
-        records, problem = read_match_log(Path(args.file))
-    except OSError as error:
-        return _usage("replay", f"cannot read {args.file}: {error.strerror or error}")
-    if not args.headless:
-        return _replay_in_window(args, records, problem)
+    records, problem = read_log(file)
     try:
         rounds, ended = replay_match_log(records)
     except (MalformedError, KeyError, TypeError, ValueError, IndexError) as error:
@@ -294,25 +204,6 @@ def run_replay(args: argparse.Namespace) -> int:
         sys.stderr.write(f"nerts-lan replay: error: {damage_report(problem, len(records))}\n")
         return 1
     return 0
-
-
-def _replay_in_window(args: argparse.Namespace, records: list[Any], problem: str | None) -> int:
-    """Open the window on the replay (``args.open_window``, wired by the command line)."""
-    from .replay import ReplaySession, writer_of
-
-    open_window = getattr(args, "open_window", None)
-    if open_window is None:
-        return _usage("replay", "there is no window here: use --headless")
-    if not records:
-        return _usage("replay", problem or f"{args.file} holds no records")
-    try:
-        session = ReplaySession.from_records(records, problem, writer_of(Path(args.file), records))
-    except ValueError as error:
-        return _usage("replay", f"{args.file}: {error}")
-    if session.notice is not None:
-        sys.stderr.write(f"nerts-lan replay: error: {session.notice}\n")
-    code = int(open_window(args, session))
-    return 1 if code == 0 and session.notice is not None else code
 
 
 def run_tables(args: argparse.Namespace) -> int:
@@ -383,21 +274,30 @@ def find_tables(interface: str | None, wait: float, wanted: str | None = None) -
     return tables
 
 
+def read_log(file: str) -> tuple[list[Any], str | None]:
+    """A match log's records and the problem that cut them short (a ``UsageError`` when the file
+    cannot be read)."""
+    try:
+        return read_match_log(Path(file))
+    except OSError as error:
+        _usage("replay", f"cannot read {file}: {error.strerror or error}")
+
+
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def _configure_logging(args: argparse.Namespace) -> None:
+def _configure_logging(verbose: bool) -> None:
     import logging
 
     logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
+        level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
         stream=sys.stderr,
         force=True,
     )
 
 
-def _play(session: LanSession, args: argparse.Namespace) -> int:
+def _play(session: LanSession, args: PeerConfig) -> int:
     """Print the session's events until the match ends, ``--rounds`` are played or time is up."""
     stop = {"now": False}
 
@@ -498,40 +398,34 @@ def _play(session: LanSession, args: argparse.Namespace) -> int:
     return result
 
 
-def _lan_options(args: argparse.Namespace, name: str) -> LanOptions:
-    if args.bot_delay < 0 or args.bot_delay > 100:
-        raise SystemExit(_usage_text("--bot-delay must be from 0 to 100"))
-    if args.team is not None and not 1 <= args.team <= 8:
-        raise SystemExit(_usage_text("--team must be from 1 to 8"))
-    if args.rounds is not None and args.rounds < 1:
-        raise SystemExit(_usage_text("--rounds must be at least 1"))
-    _configure_logging(args)
-    peer_id = args.peer_id or persistent_peer_id(name)
-    code = normalize_code(args.code) if args.code is not None else None
-    if args.code is not None and code is None:
-        raise SystemExit(_usage_text("--code must not be empty"))
+def _lan_options(peer: PeerConfig) -> LanOptions:
+    _configure_logging(peer.verbose)
     return LanOptions(
-        name=name,
-        peer_id=peer_id,
-        interface=args.interface,
-        team=None if args.team is None else args.team - 1,
-        bot=args.bot,
-        bot_delay=args.bot_delay,
+        name=peer.name,
+        peer_id=peer.peer_id or persistent_peer_id(peer.name),
+        interface=peer.interface,
+        team=None if peer.team is None else peer.team - 1,
+        bot=peer.bot,
+        bot_delay=peer.bot_delay,
         log_folder=str(data_folder() / "logs"),
-        table_code=code,
+        table_code=normalize_code(peer.code) if peer.code is not None else None,
     )
 
 
-def _player_name(args: argparse.Namespace) -> str:
-    name = args.name or os.environ.get("USER") or "player"
-    if not name or len(name) > 32 or not name.isprintable():
-        raise SystemExit(_usage_text("--name must be 1 to 32 printable characters"))
-    return str(name)
-
-
-def _require_headless(args: argparse.Namespace, command: str) -> None:
-    if not args.headless:
-        raise SystemExit(_usage_text(f"the window is not built yet: use {command} --headless"))
+def _peer_problem(peer: PeerConfig) -> str | None:
+    if not peer.name or len(peer.name) > 32 or not peer.name.isprintable():
+        return "--name must be 1 to 32 printable characters"
+    if peer.bot is not None and peer.bot not in LEVELS:
+        return f"--bot must be one of {', '.join(LEVELS)}"
+    if not 0 <= peer.bot_delay <= 100:
+        return "--bot-delay must be from 0 to 100"
+    if peer.team is not None and not 1 <= peer.team <= 8:
+        return "--team must be from 1 to 8"
+    if peer.rounds is not None and peer.rounds < 1:
+        return "--rounds must be at least 1"
+    if peer.code is not None and normalize_code(peer.code) is None:
+        return "--code must not be empty"
+    return None
 
 
 def _emit(record: dict[str, Any]) -> None:
@@ -539,10 +433,5 @@ def _emit(record: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _usage(command: str, message: str) -> int:
-    sys.stderr.write(f"nerts-lan {command}: error: {message}\n")
-    return 2
-
-
-def _usage_text(message: str) -> str:
-    return f"nerts-lan: error: {message}"
+def _usage(command: str, message: str) -> NoReturn:
+    raise UsageError(command, message)

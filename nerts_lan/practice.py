@@ -18,12 +18,12 @@ import heapq
 import inspect
 import os
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from .actions import Action, Play, SlideUnder
 from .bots import LEVELS, Bot
-from .engine import Options, State, Table, deal_round
+from .engine import Options, RejectionKind, State, Table, deal_round
 from .replica import ActionApplied, ActionRejected, EntryKey, Replica, RoundEnded
 from .scoring import Match
 from .session import MatchEnded, RoundStarted, SessionEvent
@@ -165,8 +165,9 @@ class PracticeSession:
         if action.by != self._player:
             raise ValueError(f"{action.by} is not played on this machine")
         if self._closed or self._round_over:
+            key = (self._counter, self._player)
             self._outbox.append(
-                ActionRejected((self._counter, self._player), action, "the round is over", True)
+                ActionRejected(key, action, "the round is over", True, RejectionKind.ROUND_OVER)
             )
             return
         self._add(self._player, action, self._now)
@@ -262,11 +263,7 @@ class PracticeSession:
                 self._outbox.append(event)
                 self._wake_waiting_bots(now)
             elif isinstance(event, ActionRejected):
-                if event.local and event.lost_race_to is None:
-                    winner = self._race_winner(now, event.action)
-                    if winner is not None:
-                        event = ActionRejected(event.key, event.action, event.reason, True, winner)
-                self._outbox.append(event)
+                self._outbox.append(self._with_race_winner(event, now))
             elif isinstance(event, RoundEnded):
                 self._end_round(event, now)
 
@@ -296,6 +293,15 @@ class PracticeSession:
         while recent and recent[0][0] < now - RACE_MEMORY:
             recent.popleft()
 
+    def _with_race_winner(self, event: ActionRejected, now: float) -> ActionRejected:
+        """A local refusal that another player's recent move explains becomes a lost race."""
+        if not event.local or event.kind is RejectionKind.LOST_RACE:
+            return event
+        winner = self._race_winner(now, event.action)
+        if winner is None:
+            return event
+        return replace(event, kind=RejectionKind.LOST_RACE, lost_race_to=winner)
+
     def _race_winner(self, now: float, action: Action | None) -> str | None:
         """Who lately took the place of our refused move: played the same card to a
         foundation first, or (a partner) moved our very card away."""
@@ -307,7 +313,7 @@ class PracticeSession:
                 continue
             if not isinstance(other, (Play, SlideUnder)) or other.card != action.card:
                 continue
-            to_foundation = other.target.startswith("f") and action.target.startswith("f")
+            to_foundation = other.target.kind == action.target.kind == "foundation"
             if to_foundation or self._table.team_of(by) == team:
                 return by
         return None

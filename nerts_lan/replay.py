@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .actions import Action, MalformedError
-from .engine import State, Table
+from .engine import RejectionKind, State, Table
 from .matchlog import apply_record, damage_report
 from .replica import ActionApplied, ActionRejected, RoundEnded
 from .scoring import Match
@@ -164,7 +164,10 @@ class ReplaySession:
 
     def submit(self, action: Action) -> None:
         """Nobody plays in a replay: every intent is refused."""
-        self._outbox.append(ActionRejected((0, REPLAY_PEER), action, "this is a replay", True))
+        refused = ActionRejected(
+            (0, REPLAY_PEER), action, "this is a replay", True, RejectionKind.NOT_YOUR_SEAT
+        )
+        self._outbox.append(refused)
 
     def send_cursor(self, player: str, x: float, y: float, holding: tuple[str, ...]) -> None:
         """Nobody is watching this pointer."""

@@ -25,7 +25,16 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from .actions import ACTION_TYPES, Action, MalformedError, action_from_wire
-from .engine import Outcome, Rejection, State, apply, replay, round_scores, state_digest
+from .engine import (
+    Outcome,
+    Rejection,
+    RejectionKind,
+    State,
+    apply,
+    replay,
+    round_scores,
+    state_digest,
+)
 
 __all__ = [
     "ActionApplied",
@@ -54,14 +63,17 @@ class ActionApplied:
 class ActionRejected:
     """An action does not count in the view: refused at its place in the order.
 
-    ``lost_race_to`` names the player whose earlier-ordered action took its place, when the
-    action had counted in the view before that action arrived (its card goes back).
+    ``kind`` says why, for a program to branch on; ``reason`` says it for people. A kind of
+    ``LOST_RACE`` means the action had counted in the view until another player's
+    earlier-ordered action arrived and took its place (its card goes back): ``lost_race_to``
+    names that player.
     """
 
     key: EntryKey
     action: Action | None
     reason: str
     local: bool
+    kind: RejectionKind = RejectionKind.ILLEGAL
     lost_race_to: str | None = None
 
 
@@ -213,11 +225,11 @@ class Replica:
     ) -> tuple[Rejection | None, State]:
         """An entry's result at ``state``, and the state after it."""
         if action is None:
-            return Rejection(malformed), state
+            return Rejection(malformed, RejectionKind.MALFORMED), state
         if self._authorize is not None:
             refusal = self._authorize(key[1], action)
             if refusal is not None:
-                return Rejection(refusal), state
+                return Rejection(refusal, RejectionKind.NOT_YOUR_SEAT), state
         after = apply(state, action)
         if isinstance(after, Rejection):
             return after, state
@@ -242,8 +254,7 @@ class Replica:
                     if result is None and action is not None:
                         events.append(ActionApplied(key, action, local))
                     elif result is not None:
-                        winner = cause.by if cause is not None else None
-                        events.append(ActionRejected(key, action, result.reason, local, winner))
+                        events.append(_rejected_by_reorder(key, action, result, local, cause))
             self._results[index] = result
         self._view = state
         return events
@@ -254,8 +265,21 @@ class Replica:
     ) -> ReplicaEvent:
         if result is None and action is not None:
             return ActionApplied(key, action, local)
-        reason = result.reason if result is not None else "malformed action"
-        return ActionRejected(key, action, reason, local)
+        if result is None:
+            return ActionRejected(key, action, "malformed action", local, RejectionKind.MALFORMED)
+        return ActionRejected(key, action, result.reason, local, result.kind)
+
+
+def _rejected_by_reorder(
+    key: EntryKey, action: Action | None, result: Rejection, local: bool, cause: Action | None
+) -> ActionRejected:
+    """An entry that counted no longer does: it lost a race to ``cause``, an action that arrived
+    and sorts before it (None: an entry was retracted, and the rules now refuse it)."""
+    if cause is None:
+        return ActionRejected(key, action, result.reason, local, result.kind)
+    return ActionRejected(
+        key, action, result.reason, local, RejectionKind.LOST_RACE, lost_race_to=cause.by
+    )
 
 
 def _decode(payload: Any) -> tuple[Action | None, str]:

@@ -2,39 +2,25 @@
 
 ``load_scenario`` checks hostile input to the letter and raises ``MalformedError`` with one line
 that names what is wrong; ``run_scenario`` replays the actions and returns the result object
-(per-action results, final state, scores). ``state_to_json`` is the contract's state shape.
+(per-action results, final state, scores). The state's shapes are the engine's wire codec,
+``nerts_lan.codec``; ``state_to_json`` is re-exported from it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any, Final
 
-from .actions import Action, MalformedError, action_from_wire, check_name
-from .cards import DECK, Card, CardError, card_color, card_rank, card_suit
-from .engine import (
-    DEAD_ROUND_ROTATIONS,
-    Options,
-    Outcome,
-    Rejection,
-    State,
-    Table,
-    Tableau,
-    apply,
-    deal_round,
-    round_scores,
-)
+from .actions import Action, MalformedError, action_from_wire
+from .codec import json_field, opening_from_json, state_to_json, table_from_json
+from .engine import Rejection, State, Table, apply, round_scores
 
 __all__ = [
     "Scenario",
     "load_scenario",
     "parse_scenario_text",
     "run_scenario",
-    "state_from_snapshot",
-    "state_snapshot",
     "state_to_json",
 ]
 
@@ -66,66 +52,9 @@ def load_scenario(data: Any) -> Scenario:
     """Check a decoded scenario object and build its opening state and actions."""
     if not isinstance(data, dict):
         raise MalformedError("a scenario must be a JSON object")
-    options = _options(data.get("options", {}))
-    teams_data = _field(data, "teams", list, "the scenario")
-    if not 1 <= len(teams_data) <= 8:
-        raise MalformedError("'teams' must list 1 to 8 teams")
-    names: list[str] = []
-    players: list[tuple[str, ...]] = []
-    seen_players: set[str] = set()
-    for index, team in enumerate(teams_data):
-        where = f"teams[{index}]"
-        if not isinstance(team, dict):
-            raise MalformedError(f"{where} must be an object")
-        name = check_name(team.get("name"), f"{where}.name")
-        if name in names:
-            raise MalformedError(f"team name {name!r} is used twice")
-        names.append(name)
-        team_players = _field(team, "players", list, where)
-        if not team_players:
-            raise MalformedError(f"{where}.players must name at least one player")
-        for position, player in enumerate(team_players):
-            check_name(player, f"{where}.players[{position}]")
-            if player in seen_players:
-                raise MalformedError(f"player name {player!r} is used twice")
-            seen_players.add(player)
-        players.append(tuple(team_players))
-    table = Table(options, tuple(names), tuple(players))
-
-    if "seed" in data:
-        seed = data["seed"]
-        if not isinstance(seed, str):
-            raise MalformedError("'seed' must be a string")
-        for index, team in enumerate(teams_data):
-            for pile in ("nerts", "work", "stock", "waste"):
-                if pile in team:
-                    raise MalformedError(f"teams[{index}] gives '{pile}' together with 'seed'")
-        if data.get("foundations"):
-            raise MalformedError("'foundations' given together with 'seed'")
-        opening = deal_round(table, seed)
-        stuck = tuple(_bool(team, "stuck", f"teams[{i}]") for i, team in enumerate(teams_data))
-        initial = State(
-            table,
-            tuple(
-                Tableau(t.nerts, t.work, t.stock, t.waste, s) for t, s in zip(opening.teams, stuck)
-            ),
-        )
-    else:
-        initial = _layout(table, teams_data, data.get("foundations", []))
-
-    actions_data = _field(data, "actions", list, "the scenario")
-    if len(actions_data) > MAX_ACTIONS:
-        raise MalformedError(f"'actions' has more than {MAX_ACTIONS} entries")
-    actions = []
-    for index, wire in enumerate(actions_data):
-        try:
-            action = action_from_wire(wire)
-        except MalformedError as error:
-            raise MalformedError(f"actions[{index}]: {error}") from None
-        if action.by not in table.player_team:
-            raise MalformedError(f"actions[{index}]: unknown player {action.by!r}")
-        actions.append(action)
-    return Scenario(initial, tuple(actions))
+    table = table_from_json(data)
+    initial = opening_from_json(table, data)
+    return Scenario(initial, _actions(data, table))
 
 
 def run_scenario(scenario: Scenario) -> dict[str, Any]:
@@ -142,235 +71,24 @@ def run_scenario(scenario: Scenario) -> dict[str, Any]:
     return {"results": results, "state": state_to_json(state), "scores": round_scores(state)}
 
 
-def state_to_json(state: State) -> dict[str, Any]:
-    """The contract's state object: teams with their piles, foundations, over and caller."""
-    table = state.table
-    teams = []
-    for index, tableau in enumerate(state.teams):
-        teams.append(
-            {
-                "name": table.team_names[index],
-                "players": list(table.team_players[index]),
-                "nerts": _card_names(tableau.nerts),
-                "work": [_card_names(pile) for pile in tableau.work],
-                "stock": _card_names(tableau.stock),
-                "waste": _card_names(tableau.waste),
-                "stuck": tableau.stuck,
-            }
-        )
-    foundations = [
-        {"cards": _card_names(cards), "owners": [table.team_names[o] for o in owners]}
-        for cards, owners in zip(state.f_cards, state.f_owners)
-    ]
-    outcome = state.outcome
-    return {
-        "teams": teams,
-        "foundations": foundations,
-        "over": outcome is not None,
-        "caller": outcome.caller if outcome is not None else None,
-    }
-
-
-def state_snapshot(state: State) -> dict[str, Any]:
-    """The whole state as plain JSON/msgpack-ready data, for a peer that catches up."""
-    view = state_to_json(state)
-    outcome = state.outcome
-    return {
-        "options": state.table.options.to_wire(),
-        "colours": list(state.table.back_colours),
-        "teams": view["teams"],
-        "foundations": view["foundations"],
-        "rotations": state.rotations,
-        "outcome": None if outcome is None else [outcome.ending, outcome.caller],
-    }
-
-
-def state_from_snapshot(data: Any) -> State:
-    """The state a snapshot describes, checked as hostile input like a scenario."""
-    if not isinstance(data, dict):
-        raise MalformedError("a snapshot must be an object")
-    scenario = load_scenario(
-        {
-            "options": data.get("options", {}),
-            "teams": data.get("teams"),
-            "foundations": data.get("foundations", []),
-            "actions": [],
-        }
-    )
-    initial = scenario.initial
-    rotations = data.get("rotations", 0)
-    if type(rotations) is not int or not 0 <= rotations <= DEAD_ROUND_ROTATIONS:
-        raise MalformedError("snapshot field 'rotations' is out of range")
-    colours = data.get("colours", [])
-    if not (
-        isinstance(colours, list)
-        and len(colours) == len(initial.table.team_names)
-        and all(isinstance(c, str) and 0 < len(c) <= 32 for c in colours)
-    ):
-        raise MalformedError("snapshot field 'colours' must name one colour per team")
-    outcome = data.get("outcome")
-    ending: Outcome | None = None
-    if outcome is not None:
-        if not (
-            isinstance(outcome, list) and len(outcome) == 2 and outcome[0] in ("nerts", "dead")
-        ):
-            raise MalformedError("snapshot field 'outcome' is malformed")
-        caller = outcome[1]
-        if outcome[0] == "nerts" and caller not in initial.table.player_team:
-            raise MalformedError("snapshot outcome names an unknown caller")
-        if outcome[0] == "dead" and caller is not None:
-            raise MalformedError("a dead round has no caller")
-        ending = Outcome(outcome[0], caller)
-    table = Table(
-        initial.table.options, initial.table.team_names, initial.table.team_players, tuple(colours)
-    )
-    return State(
-        table, initial.teams, initial.f_cards, initial.f_owners, initial.f_next, rotations, ending
-    )
-
-
 # --- helpers ------------------------------------------------------------------------------------
 
-_OPTION_TYPES: Final = {
-    "flip": int,
-    "caller_bonus": int,
-    "target": int,
-    "kings": bool,
-    "pile": int,
-    "work": int,
-}
 
-
-def _options(data: Any) -> Options:
-    if not isinstance(data, dict):
-        raise MalformedError("'options' must be an object")
-    values: dict[str, Any] = {}
-    for name, value in data.items():
-        expected = _OPTION_TYPES.get(name)
-        if expected is None:
-            raise MalformedError(f"unknown option {name!r}")
-        if type(value) is not expected:
-            kind = "true or false" if expected is bool else "a whole number"
-            raise MalformedError(f"option {name!r} must be {kind}")
-        values[name] = value
-    try:
-        return Options(**values)
-    except ValueError as error:
-        raise MalformedError(str(error)) from None
-
-
-def _layout(table: Table, teams_data: list[Any], foundations_data: Any) -> State:
-    work_count = table.options.work
-    decks: list[set[int]] = [set() for _ in teams_data]
-    tableaus = []
-    for index, team in enumerate(teams_data):
-        where = f"teams[{index}]"
-        nerts = _cards(_field(team, "nerts", list, where), f"{where}.nerts", decks[index])
-        work_data = _field(team, "work", list, where)
-        if len(work_data) != work_count:
-            raise MalformedError(
-                f"{where}.work has {len(work_data)} piles but the 'work' option is {work_count}"
-            )
-        work = []
-        for position, pile_data in enumerate(work_data):
-            pile_where = f"{where}.work[{position}]"
-            if not isinstance(pile_data, list):
-                raise MalformedError(f"{pile_where} must be a list of cards")
-            pile = _cards(pile_data, pile_where, decks[index])
-            for lower, upper in pairwise(pile):
-                if card_rank(upper) != card_rank(lower) - 1 or card_color(upper) == card_color(
-                    lower
-                ):
-                    raise MalformedError(
-                        f"{pile_where} is not a legal run: {DECK[upper]} on {DECK[lower]}"
-                    )
-            work.append(pile)
-        stock = _cards(_field(team, "stock", list, where), f"{where}.stock", decks[index])
-        waste_data = team.get("waste", [])
-        if not isinstance(waste_data, list):
-            raise MalformedError(f"{where}.waste must be a list of cards")
-        waste = _cards(waste_data, f"{where}.waste", decks[index])
-        tableaus.append(Tableau(nerts, tuple(work), stock, waste, _bool(team, "stuck", where)))
-
-    if not isinstance(foundations_data, list):
-        raise MalformedError("'foundations' must be a list")
-    foundations: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
-    for index, foundation in enumerate(foundations_data):
-        where = f"foundations[{index}]"
-        if not isinstance(foundation, dict):
-            raise MalformedError(f"{where} must be an object")
-        owner_names = _field(foundation, "owners", list, where)
-        cards_data = _field(foundation, "cards", list, where)
-        if len(owner_names) != len(cards_data):
-            raise MalformedError(
-                f"{where} has {len(cards_data)} cards but {len(owner_names)} owners"
-            )
-        if not cards_data:
-            raise MalformedError(f"{where} has no cards")
-        owners = []
-        for position, owner in enumerate(owner_names):
-            if not isinstance(owner, str) or owner not in table.team_names:
-                raise MalformedError(f"{where}.owners[{position}]: unknown team {owner!r}")
-            owners.append(table.team_names.index(owner))
-        cards: list[int] = []
-        for position, (name, owner) in enumerate(zip(cards_data, owners)):
-            cards.extend(_cards([name], f"{where}.cards[{position}]", decks[owner]))
-        _check_foundation_run(cards, where, table.options.kings)
-        foundations.append((tuple(cards), tuple(owners)))
-    return State.with_foundations(table, tuple(tableaus), foundations)
-
-
-def _check_foundation_run(cards: Sequence[int], where: str, kings: bool) -> None:
-    first = card_rank(cards[0])
-    if first == 13 and kings and len(cards) > 0:
-        step = -1
-    elif first == 1:
-        step = 1
-    else:
-        start = "an ace or, with the kings option, a king" if kings else "an ace"
-        raise MalformedError(f"{where} must start with {start}, not {DECK[cards[0]]}")
-    for lower, upper in pairwise(cards):
-        if card_suit(upper) != card_suit(lower) or card_rank(upper) != card_rank(lower) + step:
-            raise MalformedError(f"{where} is not a legal run: {DECK[upper]} on {DECK[lower]}")
-
-
-def _cards(names: list[Any], where: str, deck: set[int]) -> tuple[int, ...]:
-    """Card values of a list of names, each new to its team's ``deck``."""
-    cards = []
-    for position, name in enumerate(names):
-        if not isinstance(name, str):
-            raise MalformedError(f"{where}[{position}] must be a card name")
+def _actions(data: dict[str, Any], table: Table) -> tuple[Action, ...]:
+    """The scenario's actions, each by a player at ``table``."""
+    actions_data = json_field(data, "actions", list, "the scenario")
+    if len(actions_data) > MAX_ACTIONS:
+        raise MalformedError(f"'actions' has more than {MAX_ACTIONS} entries")
+    actions = []
+    for index, wire in enumerate(actions_data):
         try:
-            card = Card.parse(name)
-        except CardError as error:
-            raise MalformedError(f"{where}[{position}]: {error}") from None
-        if card in deck:
-            raise MalformedError(f"{where}[{position}]: {name} is twice in the same deck")
-        deck.add(card)
-        cards.append(card)
-    return tuple(cards)
-
-
-def _field(data: dict[str, Any], name: str, kind: type, where: str) -> Any:
-    if name not in data:
-        raise MalformedError(f"{where} is missing the field {name!r}")
-    value = data[name]
-    if not isinstance(value, kind):
-        raise MalformedError(
-            f"{where}.{name} must be a {'list' if kind is list else kind.__name__}"
-        )
-    return value
-
-
-def _bool(data: dict[str, Any], name: str, where: str) -> bool:
-    value = data.get(name, False)
-    if type(value) is not bool:
-        raise MalformedError(f"{where}.{name} must be true or false")
-    return value
-
-
-def _card_names(cards: Sequence[int]) -> list[str]:
-    return [str(DECK[c]) for c in cards]
+            action = action_from_wire(wire)
+        except MalformedError as error:
+            raise MalformedError(f"actions[{index}]: {error}") from None
+        if action.by not in table.player_team:
+            raise MalformedError(f"actions[{index}]: unknown player {action.by!r}")
+        actions.append(action)
+    return tuple(actions)
 
 
 def _refuse_constant(name: str) -> Any:

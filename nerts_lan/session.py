@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol, TypeAlias
+from typing import Protocol, TypeAlias, runtime_checkable
 
 from .actions import Action
 from .engine import State, Table
@@ -25,6 +25,7 @@ __all__ = [
     "EntryIgnored",
     "IgnoredKind",
     "MatchEnded",
+    "PacedSession",
     "PeerGone",
     "PeerHeardAgain",
     "PeerReturned",
@@ -171,4 +172,19 @@ class Session(Protocol):
 
     def close(self) -> None:
         """Leave the table."""
+        ...
+
+
+@runtime_checkable
+class PacedSession(Session, Protocol):
+    """A session whose next round waits for its player (practice, a replay): the table screen
+    offers "next round" only on these."""
+
+    @property
+    def waiting_for_next_round(self) -> bool:
+        """True between a round's end and the next deal."""
+        ...
+
+    def next_round(self) -> None:
+        """Deal (or play back) the next round now."""
         ...

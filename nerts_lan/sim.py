@@ -9,7 +9,6 @@ seed gives the same summary (all but the wall-clock speed).
 
 from __future__ import annotations
 
-import argparse
 import heapq
 import json
 import math
@@ -27,7 +26,6 @@ from .scoring import Match
 __all__ = [
     "RoundResult",
     "SimConfig",
-    "add_arguments",
     "bench_bot_rounds",
     "format_summary",
     "play_round",
@@ -107,64 +105,17 @@ def play_round(
         for team, players in enumerate(table.team_players)
         for player in players
     ]
-    state = deal_round(table, seed)
-    # Events: (time, sequence, seat, action); an action of None is a bot looking again after
-    # it had nothing to do. Instant bots look again at every change instead (their time is 0).
-    pending: list[tuple[float, int, int, Action | None]] = []
-    waiting: list[int] = []
-    sequence = 0
-    decisions_left = max_actions * _MAX_DECISIONS_PER_ACTION
-
-    def schedule(index: int, now: float) -> None:
-        nonlocal sequence, decisions_left
-        decisions_left -= 1
-        bot = bots[index]
-        action = bot.decide(state, now)
-        delay = bot.reaction_delay(action)
-        if action is None and delay <= 0:
-            waiting.append(index)
-            return
-        heapq.heappush(pending, (now + delay, sequence, index, action))
-        sequence += 1
-
-    for index in range(len(bots)):
-        schedule(index, 0.0)
-    actions = rejected = 0
-    now = last = 0.0
-    ending = "stalled"
-    while pending and decisions_left > 0:
-        now, _, index, action = heapq.heappop(pending)
-        if action is None:
-            schedule(index, now)
-            continue
-        after = apply(state, action)
-        actions += 1
-        last = now
-        if type(after) is Rejection:
-            rejected += 1
-        else:
-            state = after  # type: ignore[assignment]
-            if state.outcome is not None:
-                ending = state.outcome.ending
-                break
-        if actions >= max_actions:
-            ending = "capped"
-            break
-        schedule(index, now)
-        if waiting and type(after) is not Rejection:
-            woken = sorted(waiting)
-            waiting.clear()
-            for other in woken:
-                schedule(other, now)
-    scores = round_scores(state)
+    race = _Race(bots, deal_round(table, seed), max_actions * _MAX_DECISIONS_PER_ACTION)
+    ending = race.run(max_actions)
+    scores = round_scores(race.state)
     return RoundResult(
         seed,
         ending,
-        actions,
-        rejected,
-        last,
+        race.actions,
+        race.rejected,
+        race.last,
         tuple(scores[name] for name in table.team_names),
-        state,
+        race.state,
     )
 
 
@@ -277,90 +228,15 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``sim`` subcommand's options."""
-    parser.add_argument("--teams", type=int, default=2, help="teams at the table, 1 to 8 (2)")
-    parser.add_argument(
-        "--players", type=int, default=1, help="players per team; 2 is partnership mode (1)"
-    )
-    parser.add_argument(
-        "--levels",
-        default="medium",
-        help=f"bot level per team, comma-separated, or one for all: {', '.join(LEVELS)} (medium)",
-    )
-    amount = parser.add_mutually_exclusive_group()
-    amount.add_argument("--rounds", type=int, default=None, help="rounds to play (20)")
-    amount.add_argument(
-        "--matches",
-        type=int,
-        default=None,
-        help="play matches to the target instead of single rounds",
-    )
-    parser.add_argument("--seed", default="nerts", help="seed of everything (nerts)")
-    parser.add_argument("--flip", type=int, default=3, help="cards per flip, 1 or 3 (3)")
-    parser.add_argument("--caller-bonus", type=int, default=0, help="the caller's bonus (0)")
-    parser.add_argument("--target", type=int, default=100, help="match target (100)")
-    parser.add_argument("--kings", action="store_true", help="kings may start foundations")
-    parser.add_argument("--pile", type=int, default=13, help="nerts pile size (13)")
-    parser.add_argument("--work", type=int, default=4, help="work piles, 3 to 6 (4)")
-    parser.add_argument(
-        "--bot-delay",
-        type=float,
-        default=1.0,
-        metavar="SCALE",
-        help="scale of the bots' reaction delays; 0 makes them instant (1)",
-    )
-    parser.add_argument(
-        "--max-actions",
-        type=int,
-        default=DEFAULT_MAX_ACTIONS,
-        help=f"safety cap on actions per round ({DEFAULT_MAX_ACTIONS})",
-    )
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    shown = parser.add_mutually_exclusive_group()
-    shown.add_argument(
-        "--progress",
-        action="store_true",
-        default=None,
-        help="show a progress bar on standard error (default: when a terminal)",
-    )
-    shown.add_argument("--no-progress", dest="progress", action="store_false")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run the ``sim`` subcommand; the exit status."""
-    try:
-        options = Options(
-            flip=args.flip,
-            caller_bonus=args.caller_bonus,
-            target=args.target,
-            kings=bool(args.kings),
-            pile=args.pile,
-            work=args.work,
-        )
-        levels = tuple(level.strip() for level in str(args.levels).split(","))
-        config = SimConfig(
-            teams=args.teams,
-            players=args.players,
-            levels=levels,
-            rounds=20 if args.rounds is None else args.rounds,
-            matches=0 if args.matches is None else args.matches,
-            seed=args.seed,
-            options=options,
-            delay_scale=args.bot_delay,
-            max_actions=args.max_actions,
-        )
-        if args.matches is not None and args.matches < 1:
-            raise ValueError("--matches must be at least 1")
-    except ValueError as error:
-        sys.stderr.write(f"nerts-lan sim: error: {error}\n")
-        return 2
-    show = sys.stderr.isatty() if args.progress is None else bool(args.progress)
+def run(config: SimConfig, *, as_json: bool = False, progress: bool | None = None) -> int:
+    """Play what ``config`` asks and print the summary (``as_json``: as JSON), with a progress bar
+    on standard error when ``progress`` (None: when it is a terminal); the exit status."""
+    show = sys.stderr.isatty() if progress is None else progress
     bar = _ProgressBar(sys.stderr) if show else None
     summary = simulate(config, bar)
     if bar is not None:
         bar.close()
-    if args.json:
+    if as_json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
         sys.stdout.write(format_summary(summary))
@@ -420,12 +296,118 @@ def _config_problem(config: SimConfig) -> str | None:
     return None
 
 
+class _Race:
+    """One round's bots on the simulated clock: each decides on the state it sees, and its action
+    reaches the engine its reaction delay later."""
+
+    def __init__(self, bots: list[Bot], state: State, decisions: int) -> None:
+        self.bots = bots
+        self.state = state
+        # (time, sequence, seat, action); an action of None is a bot looking again after it had
+        # nothing to do. Instant bots look again at every change instead (their time is 0).
+        self.pending: list[tuple[float, int, int, Action | None]] = []
+        self.waiting: list[int] = []
+        self.sequence = 0
+        self.decisions_left = decisions
+        self.actions = 0
+        self.rejected = 0
+        self.last = 0.0
+        """Simulated time of the last action."""
+
+    def run(self, max_actions: int) -> str:
+        """Play until the round ends; how it ended (see ``RoundResult.ending``)."""
+        for index in range(len(self.bots)):
+            self._schedule(index, 0.0)
+        while self.pending and self.decisions_left > 0:
+            now, _, index, action = heapq.heappop(self.pending)
+            if action is None:
+                self._schedule(index, now)
+                continue
+            after = apply(self.state, action)
+            self.actions += 1
+            self.last = now
+            if type(after) is Rejection:
+                self.rejected += 1
+            else:
+                self.state = after  # type: ignore[assignment]
+                if self.state.outcome is not None:
+                    return self.state.outcome.ending
+            if self.actions >= max_actions:
+                return "capped"
+            self._schedule(index, now)
+            if self.waiting and type(after) is not Rejection:
+                woken = sorted(self.waiting)
+                self.waiting.clear()
+                for other in woken:
+                    self._schedule(other, now)
+        return "stalled"
+
+    def _schedule(self, index: int, now: float) -> None:
+        self.decisions_left -= 1
+        bot = self.bots[index]
+        action = bot.decide(self.state, now)
+        delay = bot.reaction_delay(action)
+        if action is None and delay <= 0:
+            self.waiting.append(index)
+            return
+        heapq.heappush(self.pending, (now + delay, self.sequence, index, action))
+        self.sequence += 1
+
+
 def _summary(
     config: SimConfig, results: list[RoundResult], match_winners: list[str | None], elapsed: float
 ) -> dict[str, Any]:
+    count = len(results)
+    summary: dict[str, Any] = {
+        "setup": {
+            "teams": config.teams,
+            "players": config.players,
+            "levels": list(config.team_levels()),
+            "rounds": config.rounds if not config.matches else None,
+            "matches": config.matches or None,
+            "seed": config.seed,
+            "bot_delay": config.delay_scale,
+            "max_actions": config.max_actions,
+            "options": config.options.to_wire(),
+        },
+        "rounds": _rounds_summary(results),
+        "levels": _levels_summary(config, results, match_winners),
+        "speed": {
+            "seconds": round(elapsed, 3),
+            "rounds_per_s": round(count / elapsed, 2) if elapsed > 0 else 0.0,
+        },
+    }
+    if config.matches:
+        summary["matches"] = {
+            "count": config.matches,
+            "unfinished": sum(1 for winner in match_winners if winner is None),
+            "rounds_mean": round(count / config.matches, 2),
+        }
+    return summary
+
+
+def _rounds_summary(results: list[RoundResult]) -> dict[str, Any]:
+    count = max(len(results), 1)
+    endings = [result.ending for result in results]
+    return {
+        "count": len(results),
+        "actions_mean": round(sum(r.actions for r in results) / count, 2),
+        "actions_max": max((r.actions for r in results), default=0),
+        "rejected_mean": round(sum(r.rejected for r in results) / count, 3),
+        "sim_minutes_mean": round(sum(r.seconds for r in results) / 60 / count, 4),
+        "nerts_share": round(endings.count("nerts") / count, 4),
+        "dead_share": round(endings.count("dead") / count, 4),
+        "capped": endings.count("capped"),
+        "stalled": endings.count("stalled"),
+    }
+
+
+def _levels_summary(
+    config: SimConfig, results: list[RoundResult], match_winners: list[str | None]
+) -> dict[str, dict[str, float]]:
+    """Per bot level: its teams, mean score, share of round wins (ties share) and match wins."""
     table = config.table()
     levels = config.team_levels()
-    count = len(results)
     per_level: dict[str, dict[str, float]] = {}
     for level in dict.fromkeys(levels):
         per_level[level] = {"teams": 0, "score_sum": 0.0, "round_wins": 0.0, "match_wins": 0.0}
@@ -444,7 +426,7 @@ def _summary(
             per_level[levels[table.team_names.index(winner)]]["match_wins"] += 1
     level_summary: dict[str, dict[str, float]] = {}
     for level, figures in per_level.items():
-        seats = figures["teams"] * max(count, 1)
+        seats = figures["teams"] * max(len(results), 1)
         level_summary[level] = {
             "teams": int(figures["teams"]),
             "score_mean": round(figures["score_sum"] / seats, 3),
@@ -454,43 +436,7 @@ def _summary(
             level_summary[level]["match_win_rate"] = round(
                 figures["match_wins"] / (figures["teams"] * config.matches), 4
             )
-    endings = [result.ending for result in results]
-    summary: dict[str, Any] = {
-        "setup": {
-            "teams": config.teams,
-            "players": config.players,
-            "levels": list(levels),
-            "rounds": config.rounds if not config.matches else None,
-            "matches": config.matches or None,
-            "seed": config.seed,
-            "bot_delay": config.delay_scale,
-            "max_actions": config.max_actions,
-            "options": config.options.to_wire(),
-        },
-        "rounds": {
-            "count": count,
-            "actions_mean": round(sum(r.actions for r in results) / max(count, 1), 2),
-            "actions_max": max((r.actions for r in results), default=0),
-            "rejected_mean": round(sum(r.rejected for r in results) / max(count, 1), 3),
-            "sim_minutes_mean": round(sum(r.seconds for r in results) / 60 / max(count, 1), 4),
-            "nerts_share": round(endings.count("nerts") / max(count, 1), 4),
-            "dead_share": round(endings.count("dead") / max(count, 1), 4),
-            "capped": endings.count("capped"),
-            "stalled": endings.count("stalled"),
-        },
-        "levels": level_summary,
-        "speed": {
-            "seconds": round(elapsed, 3),
-            "rounds_per_s": round(count / elapsed, 2) if elapsed > 0 else 0.0,
-        },
-    }
-    if config.matches:
-        summary["matches"] = {
-            "count": config.matches,
-            "unfinished": sum(1 for winner in match_winners if winner is None),
-            "rounds_mean": round(count / config.matches, 2),
-        }
-    return summary
+    return level_summary
 
 
 class _ProgressBar:

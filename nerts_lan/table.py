@@ -26,6 +26,7 @@ from enum import Enum
 from typing import Any, Final, TypeAlias
 
 from .actions import MAX_NAME_LENGTH, Action, MalformedError, action_from_wire
+from .codec import state_from_snapshot, state_snapshot
 from .commands import (
     BOT_LEVELS,
     Act,
@@ -45,7 +46,6 @@ from .commands import (
 )
 from .engine import State, Table, deal_round
 from .replica import ActionApplied, ActionRejected, EntryKey, Replica, RoundEnded
-from .scenario import state_from_snapshot, state_snapshot
 from .scoring import Match
 from .seating import RefusedError, Seat, Seating
 from .session import EntryIgnored, IgnoredKind, MatchEnded, PeerGone, PeerReturned, RoundStarted

@@ -1,4 +1,5 @@
-"""Actions and cards: exact text and wire round trips; hostile wire input is refused by name."""
+"""Actions, cards and piles: exact text and wire round trips; hostile wire input is refused by
+name."""
 
 from __future__ import annotations
 
@@ -14,6 +15,16 @@ from nerts_lan.actions import (
     action_from_wire,
 )
 from nerts_lan.cards import DECK, Card, CardError
+from nerts_lan.piles import (
+    ANY_FOUNDATION,
+    NERTS,
+    STOCK,
+    WASTE,
+    Pile,
+    PileError,
+    foundation_pile,
+    work_pile,
+)
 
 
 def test_every_card_round_trips_through_its_name() -> None:
@@ -32,11 +43,47 @@ def test_bad_card_names_are_refused(name: str) -> None:
         Card.parse(name)
 
 
+@pytest.mark.parametrize(
+    "name, pile",
+    [
+        ("nerts", NERTS),
+        ("waste", WASTE),
+        ("stock", STOCK),
+        ("f", ANY_FOUNDATION),
+        ("w1", Pile("work", 0)),
+        ("w3", work_pile(2)),
+        ("w12", Pile("work", 11)),
+        ("f1", foundation_pile(0)),
+        ("f9999", Pile("foundation", 9998)),
+    ],
+)
+def test_every_pile_round_trips_through_its_name(name: str, pile: Pile) -> None:
+    assert Pile.parse(name) == pile and str(pile) == name
+    assert eval(repr(pile)) == pile and repr(pile) == f"Pile.parse({name!r})"
+    assert hash(Pile.parse(name)) == hash(pile)
+
+
+@pytest.mark.parametrize(
+    "name", ["", "w", "w0", "f0", "w01", "w10000", "W1", "nerts ", "x", "w1.5", "w١", "stocks"]
+)
+def test_bad_pile_names_are_refused(name: str) -> None:
+    with pytest.raises(PileError, match="bad pile name"):
+        Pile.parse(name)
+
+
+@pytest.mark.parametrize(
+    "kind, index", [("work", None), ("nerts", 0), ("waste", 1), ("work", -1), ("deck", None)]
+)
+def test_impossible_piles_cannot_be_built(kind: str, index: int | None) -> None:
+    with pytest.raises(PileError):
+        Pile(kind, index)  # type: ignore[arg-type]
+
+
 ACTIONS = [
-    Play("ann", Card.parse("AS"), "nerts", "f"),
-    Play("ann", Card.parse("9D"), "w2", "w4"),
-    Play("bo", Card.parse("2S"), "waste", "f12"),
-    SlideUnder("bo", Card.parse("10D"), "nerts", "w1"),
+    Play("ann", Card.parse("AS"), Pile.parse("nerts"), Pile.parse("f")),
+    Play("ann", Card.parse("9D"), Pile.parse("w2"), Pile.parse("w4")),
+    Play("bo", Card.parse("2S"), Pile.parse("waste"), Pile.parse("f12")),
+    SlideUnder("bo", Card.parse("10D"), Pile.parse("nerts"), Pile.parse("w1")),
     Flip("ann"),
     DeclareStuck("ann"),
     CallNerts("bo"),
@@ -62,6 +109,7 @@ def test_actions_round_trip_exactly_through_their_wire_form(action: object) -> N
         ({"by": "a", "do": "play", "card": "ZZ", "from": "nerts", "to": "f"}, "bad card name"),
         ({"by": "a", "do": "play", "card": "AS", "from": "nerts"}, "'to' must be a pile name"),
         ({"by": "a", "do": "play", "card": "AS", "from": "w99999", "to": "f"}, "bad pile name"),
+        ({"by": "a", "do": "play", "card": "AS", "from": "stock", "to": "f"}, "bad pile name"),
         (
             {"by": "a", "do": "under", "card": "AS", "from": ["nerts"], "to": "w1"},
             "must be a pile name",

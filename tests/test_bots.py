@@ -20,6 +20,7 @@ from nerts_lan.engine import (
     deal_round,
     legal_actions,
 )
+from nerts_lan.piles import Pile
 
 
 def _table(teams: int = 2, players: int = 1, **options: int | bool) -> Table:
@@ -83,18 +84,22 @@ def _shuffle_hidden(state: State, team: int, rng: random.Random) -> State:
     stock, rest = tuple(hidden[: len(own.stock)]), hidden[len(own.stock) :]
     nerts_below, waste_below = rest[: max(len(own.nerts) - 1, 0)], rest[len(own.nerts) - 1 :]
     teams[team] = Tableau(
-        (*nerts_below, *own.nerts[-1:]) if own.nerts else (),
-        own.work,
-        stock,
-        (*waste_below, *own.waste[-1:]) if own.waste else (),
-        own.stuck,
+        nerts=(*nerts_below, *own.nerts[-1:]) if own.nerts else (),
+        work=own.work,
+        stock=stock,
+        waste=(*waste_below, *own.waste[-1:]) if own.waste else (),
+        stuck=own.stuck,
     )
     for index, other in enumerate(teams):
         if index != team:
             other_stock = list(other.stock)
             rng.shuffle(other_stock)
             teams[index] = Tableau(
-                other.nerts, other.work, tuple(other_stock), other.waste, other.stuck
+                nerts=other.nerts,
+                work=other.work,
+                stock=tuple(other_stock),
+                waste=other.waste,
+                stuck=other.stuck,
             )
     return state.with_teams(tuple(teams))
 
@@ -155,7 +160,7 @@ def _dead_end_state(teams: int = 1) -> State:
     work = (_cards("KH QS JH"), _cards("KD QC"), _cards("KS"), _cards("KC"))
     used = set(nerts) | {card for pile in work for card in pile}
     stock = tuple(card for card in range(52) if card not in used)
-    tableau = Tableau(nerts, work, stock, (), False)
+    tableau = Tableau(nerts=nerts, work=work, stock=stock, waste=(), stuck=False)
     return State(table, (tableau,) * teams)
 
 
@@ -196,18 +201,18 @@ def _nerts_done_state(rival_nerts: int, teams: int = 2) -> State:
     """Team 1 has emptied its nerts pile; 2H is ready on its waste for the AH foundation."""
     table = _table(teams=teams)
     own = Tableau(
-        (),
-        (_cards("KS"), _cards("QH"), _cards("9C"), _cards("8D")),
-        _cards("3C"),
-        _cards("5S 2H"),
-        False,
+        nerts=(),
+        work=(_cards("KS"), _cards("QH"), _cards("9C"), _cards("8D")),
+        stock=_cards("3C"),
+        waste=_cards("5S 2H"),
+        stuck=False,
     )
     rival = Tableau(
-        _cards("4S 4H 4D 4C 5H 5D 5C 6S 6H 6D 6C 7S 7H")[-rival_nerts:],
-        (_cards("KH"), _cards("KD"), _cards("KC"), _cards("QS")),
-        (),
-        (),
-        False,
+        nerts=_cards("4S 4H 4D 4C 5H 5D 5C 6S 6H 6D 6C 7S 7H")[-rival_nerts:],
+        work=(_cards("KH"), _cards("KD"), _cards("KC"), _cards("QS")),
+        stock=(),
+        waste=(),
+        stuck=False,
     )
     teams_ = (own, *(rival,) * (teams - 1))
     return State.with_foundations(table, teams_, [(_cards("AH"), (1,))])
@@ -217,10 +222,13 @@ def test_nerts_call_when_a_rival_is_close_and_play_on_when_safe() -> None:
     assert Bot("t1p1", "hard").decide(_nerts_done_state(rival_nerts=2)) == CallNerts("t1p1")
     assert Bot("t1p1", "easy").decide(_nerts_done_state(rival_nerts=12)) == CallNerts("t1p1")
     play_on = Bot("t1p1", "hard").decide(_nerts_done_state(rival_nerts=12))
-    assert play_on == Play("t1p1", Card.parse("2H"), "waste", "f")
+    assert play_on == Play("t1p1", Card.parse("2H"), Pile.parse("waste"), Pile.parse("f"))
     solo = _nerts_done_state(rival_nerts=1, teams=1)
     final, done = _play_with_bots(solo, [Bot("t1p1", "hard")])
-    assert done == [Play("t1p1", Card.parse("2H"), "waste", "f"), CallNerts("t1p1")]
+    assert done == [
+        Play("t1p1", Card.parse("2H"), Pile.parse("waste"), Pile.parse("f")),
+        CallNerts("t1p1"),
+    ]
     assert final.outcome is not None and final.outcome.caller == "t1p1"
 
 
@@ -237,7 +245,10 @@ def test_a_partner_leaves_the_stock_to_its_partner_until_that_one_stops() -> Non
 @pytest.mark.parametrize(("level", "mean"), [("easy", 1.2), ("medium", 0.7), ("hard", 0.35)])
 def test_reaction_delays_have_the_level_mean_and_vary(level: str, mean: float) -> None:
     bot = Bot("ann", level, 5)
-    delays = [bot.reaction_delay(Play("ann", Card.parse("AS"), "nerts", "f")) for _ in range(2000)]
+    delays = [
+        bot.reaction_delay(Play("ann", Card.parse("AS"), Pile.parse("nerts"), Pile.parse("f")))
+        for _ in range(2000)
+    ]
     assert statistics.fmean(delays) == pytest.approx(mean, rel=0.1)
     assert statistics.pstdev(delays) > 0.15 * mean
     assert min(delays) > 0

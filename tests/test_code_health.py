@@ -11,7 +11,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINE_MODULES = ["cards", "actions", "deal", "engine", "scenario", "scoring"]
+ENGINE_MODULES = [
+    "cards",
+    "actions",
+    "codec",
+    "deal",
+    "engine",
+    "piles",
+    "scenario",
+    "scoring",
+    "state",
+]
 
 
 def _imports(path: Path) -> set[str]:

@@ -7,7 +7,8 @@ import pytest
 from nerts_lan.actions import Flip, Play
 from nerts_lan.bots import Bot
 from nerts_lan.cards import Card
-from nerts_lan.engine import Options
+from nerts_lan.engine import Options, RejectionKind
+from nerts_lan.piles import Pile
 from nerts_lan.practice import PracticeConfig, PracticeSession
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
 from nerts_lan.session import MatchEnded, RoundStarted, Session
@@ -90,7 +91,7 @@ def _known_deal() -> PracticeSession:
 def test_the_local_players_intents_apply_at_once() -> None:
     session = _known_deal()
     session.poll(0.0)
-    session.submit(Play("You", Card.parse("AS"), "nerts", "f"))
+    session.submit(Play("You", Card.parse("AS"), Pile.parse("nerts"), Pile.parse("f")))
     session.submit(Flip("You"))
     events = session.poll(0.1)
     assert [type(e) for e in events] == [ActionApplied, ActionApplied]
@@ -102,10 +103,11 @@ def test_the_local_players_intents_apply_at_once() -> None:
 def test_a_refused_intent_comes_back_with_the_reason() -> None:
     session = _known_deal()
     session.poll(0.0)
-    session.submit(Play("You", Card.parse("9C"), "nerts", "w2"))
+    session.submit(Play("You", Card.parse("9C"), Pile.parse("nerts"), Pile.parse("w2")))
     (event,) = session.poll(0.1)
     assert isinstance(event, ActionRejected) and event.local
     assert event.reason == "9C is not on top of the nerts pile"
+    assert event.kind is RejectionKind.ILLEGAL
 
 
 def test_a_move_that_lost_the_race_names_who_got_there_first() -> None:
@@ -118,9 +120,10 @@ def test_a_move_that_lost_the_race_names_who_got_there_first() -> None:
     session = PracticeSession(config, first_deal=state)
     session.poll(0.0)
     session.poll(0.01)  # the instant bot plays its 2S on the ace
-    session.submit(Play("You", Card.parse("2S"), "nerts", "f1"))
+    session.submit(Play("You", Card.parse("2S"), Pile.parse("nerts"), Pile.parse("f1")))
     rejected = [e for e in session.poll(0.02) if isinstance(e, ActionRejected)]
     assert rejected and rejected[0].lost_race_to == "Ada"
+    assert rejected[0].kind is RejectionKind.LOST_RACE
 
 
 def test_only_the_local_player_submits() -> None:

@@ -22,8 +22,12 @@ from nerts_lan.engine import (
     round_scores,
     state_digest,
 )
+from nerts_lan.piles import ANY_FOUNDATION, Pile
 
-PILES = ["nerts", "waste", "f", "f1", "f2", "f9", "w1", "w2", "w3", "w4", "w5", "w6", "w7"]
+PILES = [
+    Pile.parse(name)
+    for name in ["nerts", "waste", "f", "f1", "f2", "f9", "w1", "w2", "w3", "w4", "w5", "w6", "w7"]
+]
 
 
 @st.composite
@@ -109,7 +113,8 @@ def test_legal_actions_are_accepted_and_rejections_change_nothing(
         else:
             if isinstance(action, (Play, SlideUnder)):
                 # Every accepted card move is offered (foundation moves as "any foundation").
-                target = "f" if action.target.startswith("f") else action.target
+                foundation = action.target.kind == "foundation"
+                target = ANY_FOUNDATION if foundation else action.target
                 offered = {
                     (type(a), a.card, a.source, a.target)
                     for a in legal_actions(state, action.by)
@@ -163,7 +168,7 @@ def test_a_different_log_gives_a_different_hash() -> None:
 def test_a_snapshot_round_trips_to_the_same_state(game: tuple[State, list[Action]]) -> None:
     import json
 
-    from nerts_lan.scenario import state_from_snapshot, state_snapshot
+    from nerts_lan.codec import state_from_snapshot, state_snapshot
 
     initial, actions = game
     state, _ = replay(initial, actions)

@@ -9,12 +9,14 @@ from nerts_lan.cards import Card
 from nerts_lan.engine import (
     Options,
     Rejection,
+    RejectionKind,
     Table,
     apply,
     deal_round,
     legal_actions,
     state_digest,
 )
+from nerts_lan.piles import Pile
 from nerts_lan.replica import ActionApplied, ActionRejected, Replica, RoundEnded, replay_log
 
 from .kit import layout, piles, team
@@ -29,8 +31,8 @@ def _race_table() -> tuple[Replica, Replica]:
     return Replica(state, "A"), Replica(state, "B")
 
 
-ANN_2S = Play("ann", Card.parse("2S"), "nerts", "f1")
-BO_2S = Play("bo", Card.parse("2S"), "waste", "f1")
+ANN_2S = Play("ann", Card.parse("2S"), Pile.parse("nerts"), Pile.parse("f1"))
+BO_2S = Play("bo", Card.parse("2S"), Pile.parse("waste"), Pile.parse("f1"))
 
 
 def test_a_local_action_shows_at_once_and_is_not_stable_yet() -> None:
@@ -48,7 +50,14 @@ def test_a_race_is_decided_by_the_order_and_the_loser_snaps_back() -> None:
     b.add((2, "B"), BO_2S)
     events = a.add((2, "B"), BO_2S)
     assert (
-        ActionRejected((3, "A"), ANN_2S, "f1 does not take 2S", local=True, lost_race_to="bo")
+        ActionRejected(
+            (3, "A"),
+            ANN_2S,
+            "f1 does not take 2S",
+            local=True,
+            kind=RejectionKind.LOST_RACE,
+            lost_race_to="bo",
+        )
         in events
     )
     assert piles(a.view)["nerts"] == ["2S"]  # ann's card went back
@@ -75,6 +84,7 @@ def test_malformed_payloads_are_rejected_entries_not_crashes() -> None:
     replica, _ = _race_table()
     events = replica.add((1, "B"), {"by": "bo", "do": "teleport"})
     assert isinstance(events[0], ActionRejected) and "malformed action" in events[0].reason
+    assert events[0].kind is RejectionKind.MALFORMED
     events = replica.add((2, "B"), b"\x00garbage")
     assert isinstance(events[0], ActionRejected)
     events = replica.add((3, "A"), ANN_2S.to_wire())
@@ -84,7 +94,7 @@ def test_malformed_payloads_are_rejected_entries_not_crashes() -> None:
 def test_the_round_ends_once_the_nerts_call_is_stable() -> None:
     state = layout(team("red", ("ann",), nerts="AS"), caller_bonus=5)
     replica = Replica(state, "A")
-    replica.add((1, "A"), Play("ann", Card.parse("AS"), "nerts", "f"))
+    replica.add((1, "A"), Play("ann", Card.parse("AS"), Pile.parse("nerts"), Pile.parse("f")))
     replica.add((2, "A"), CallNerts("ann"))
     assert replica.view.over and not replica.stable.over
     assert replica.stabilize((1, "A")) == []
@@ -146,7 +156,11 @@ def test_a_peer_may_act_only_for_the_players_it_controls() -> None:
     )
     replica = Replica(state, "A", authorize)
     events = replica.add((1, "B"), ANN_2S)  # B forges an action in ann's name
-    assert events == [ActionRejected((1, "B"), ANN_2S, "ann is not played from B", local=False)]
+    assert events == [
+        ActionRejected(
+            (1, "B"), ANN_2S, "ann is not played from B", False, RejectionKind.NOT_YOUR_SEAT
+        )
+    ]
     replica.add((2, "A"), ANN_2S)
     replica.stabilize((2, "A"))
     assert replica.stable.f_owners == ((0, 0),)

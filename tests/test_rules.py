@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from nerts_lan.engine import DEAD_ROUND_ROTATIONS, Outcome, Rejection, round_scores
+from nerts_lan.engine import (
+    DEAD_ROUND_ROTATIONS,
+    Outcome,
+    Rejection,
+    RejectionKind,
+    round_scores,
+)
 
 from .kit import act, foundations, layout, ok, piles, team
 
@@ -35,6 +41,7 @@ def test_someone_not_at_the_table_is_rejected() -> None:
     state = layout(team(nerts="AS"))
     result = act(state, "zed", "play", "AS", "nerts", "f")
     assert isinstance(result, Rejection) and result.reason == "zed is not at this table"
+    assert result.kind is RejectionKind.NOT_AT_TABLE
 
 
 # --- foundations ---------------------------------------------------------------------------------
@@ -409,6 +416,7 @@ def test_nerts_ends_the_round_and_voids_every_later_action() -> None:
     ):
         result = act(state, *late)
         assert isinstance(result, Rejection) and result.reason == "the round is over"
+        assert result.kind is RejectionKind.ROUND_OVER
     assert round_scores(state) == {"red": 1 + 10, "blue": -2}
 
 

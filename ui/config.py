@@ -4,6 +4,8 @@
 ``$XDG_CONFIG_HOME/nerts-lan`` (``~/.config/nerts-lan``), ``%APPDATA%\\nerts-lan`` on Windows and
 ``~/Library/Application Support/nerts-lan`` on macOS. A missing or damaged file gives the
 defaults; nothing here imports pyglet.
+
+``WindowConfig`` is how the window opens (the command line builds it before pyglet is loaded).
 """
 
 from __future__ import annotations
@@ -15,11 +17,22 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["CARD_SIZES", "CONFIG_ENV", "Settings", "config_dir", "load_settings", "save_settings"]
+__all__ = [
+    "CARD_SIZES",
+    "CONFIG_ENV",
+    "Settings",
+    "WindowConfig",
+    "config_dir",
+    "load_settings",
+    "save_settings",
+]
 
 CONFIG_ENV: Final = "NERTS_LAN_CONFIG_DIR"
 CARD_SIZES: Final = {"small": 0.8, "medium": 0.9, "large": 1.0}
 """Card size option: the share of the largest local cards that fit the window."""
+MIN_SIDE: Final = 320
+MAX_SIDE: Final = 16384
+"""Bounds of the window's width and height as asked on the command line, in pixels."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +50,22 @@ class Settings:
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class WindowConfig:
+    """How the window opens; a bad size raises ``ValueError`` naming its option."""
+
+    width: int = 1280
+    height: int = 800
+    fullscreen: bool = False
+    interface: str | None = None
+    """Use only this IPv4 address for the LAN, mDNS and TCP (None: every interface)."""
+
+    def __post_init__(self) -> None:
+        for option, value in (("--width", self.width), ("--height", self.height)):
+            if not MIN_SIDE <= value <= MAX_SIDE:
+                raise ValueError(f"{option} must be from {MIN_SIDE} to {MAX_SIDE} pixels")
 
 
 def config_dir() -> Path:

@@ -16,6 +16,7 @@ from typing import Final
 from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.cards import DECK
 from nerts_lan.engine import Rejection, State, apply
+from nerts_lan.piles import NERTS, WASTE, Pile, work_pile
 
 from .layout import ANY_FOUNDATION, PileRef
 
@@ -63,7 +64,7 @@ def stack_from(state: State, pile: PileRef, depth: int = 1) -> tuple[int, ...]:
     if pile.kind == "waste":
         return tableau.waste[-1:]
     if pile.kind == "work":
-        cards = tableau.work[pile.index]
+        cards = tableau.work[pile.work_index]
         return cards[max(len(cards) - depth, 0) :] if cards else ()
     return ()
 
@@ -84,18 +85,18 @@ def click_action(state: State, player: str, source: PileRef, card: int) -> Actio
     (one with cards before an empty one), else to a foundation anyway (to say why not)."""
     candidates: list[Action] = []
     if source.kind in ("nerts", "waste") or _is_top(state, source, card):
-        candidates.append(Play(player, DECK[card], source.name, "f"))
+        candidates.append(Play(player, DECK[card], source.pile, ANY_FOUNDATION.pile))
     work = state.teams[source.team].work
     filled = [i for i, pile in enumerate(work) if pile]
     empty = [i for i, pile in enumerate(work) if not pile]
     for index in filled + empty:
-        target = PileRef(source.team, "work", index)
+        target = PileRef(source.team, work_pile(index))
         if target == source:
             continue
         if (
             source.kind == "work"
             and not work[index]
-            and state.teams[source.team].work[source.index][0] == card
+            and state.teams[source.team].work[source.work_index][0] == card
         ):
             continue  # a whole pile to an empty one changes nothing
         candidates.extend(_moves_to(state, player, source, card, target))
@@ -127,45 +128,25 @@ def key_action(
     if key == "escape":
         return None, None
     if key in ("n", "w"):
-        pile = PileRef(team, "nerts" if key == "n" else "waste")
+        pile = PileRef(team, NERTS if key == "n" else WASTE)
         if selection is not None and selection.pile == pile:
             return None, None
         return (Selection(pile) if stack_from(state, pile) else None), None
     if key.isdigit() and len(key) == 1:
-        index = int(key) - 1
-        if not 0 <= index < len(tableau.work):
-            return selection, None
-        pile = PileRef(team, "work", index)
-        if selection is None:
-            return (Selection(pile) if tableau.work[index] else None), None
-        if selection.pile == pile:
-            return None, None
-        cards = stack_from(state, selection.pile, selection.depth)
-        if not cards:
-            return None, None
-        moves = _moves_to(state, player, selection.pile, cards[0], pile)
-        return None, _first_accepted(state, moves)
+        return _work_key(state, player, team, selection, int(key) - 1)
     if key in ("up", "down") and selection is not None and selection.pile.kind == "work":
-        size = len(tableau.work[selection.pile.index])
+        size = len(tableau.work[selection.pile.work_index])
         depth = selection.depth + (1 if key == "up" else -1)
         return Selection(selection.pile, max(1, min(depth, size))), None
     if key in ("f", "enter"):
-        if selection is None:
-            hint = hint_action(state, player)
-            if isinstance(hint, Play) and hint.target.startswith("f"):
-                return None, hint
-            return None, None
-        cards = stack_from(state, selection.pile, 1)
-        if not cards:
-            return None, None
-        return None, Play(player, DECK[cards[-1]], selection.pile.name, ANY_FOUNDATION.name)
+        return None, _foundation_key(state, player, selection)
     return selection, None
 
 
 def describe(action: Action) -> str:
     """A short human phrase for an action (for hints)."""
     if isinstance(action, Play):
-        where = "a foundation" if action.target.startswith("f") else _pile_words(action.target)
+        where = _pile_words(action.target)
         return f"{_card_words(action.card)} from {_pile_words(action.source)} to {where}"
     if isinstance(action, SlideUnder):
         return f"slide {_card_words(action.card)} under {_pile_words(action.target)}"
@@ -179,16 +160,46 @@ def describe(action: Action) -> str:
 # --- helpers ------------------------------------------------------------------------------------
 
 
+def _work_key(
+    state: State, player: str, team: int, selection: Selection | None, index: int
+) -> tuple[Selection | None, Action | None]:
+    """A work pile's number key: pick that pile, or move the pick onto it."""
+    work = state.teams[team].work
+    if not 0 <= index < len(work):
+        return selection, None
+    pile = PileRef(team, work_pile(index))
+    if selection is None:
+        return (Selection(pile) if work[index] else None), None
+    if selection.pile == pile:
+        return None, None
+    cards = stack_from(state, selection.pile, selection.depth)
+    if not cards:
+        return None, None
+    moves = _moves_to(state, player, selection.pile, cards[0], pile)
+    return None, _first_accepted(state, moves)
+
+
+def _foundation_key(state: State, player: str, selection: Selection | None) -> Action | None:
+    """F or Enter: the pick's top card to a foundation, or the hint's foundation play."""
+    if selection is None:
+        hint = hint_action(state, player)
+        return hint if isinstance(hint, Play) and hint.target.kind == "foundation" else None
+    cards = stack_from(state, selection.pile, 1)
+    if not cards:
+        return None
+    return Play(player, DECK[cards[-1]], selection.pile.pile, ANY_FOUNDATION.pile)
+
+
 def _moves_to(
     state: State, player: str, source: PileRef, card: int, target: PileRef
 ) -> list[Action]:
     if target.kind == "foundation":
-        return [Play(player, DECK[card], source.name, target.name)]
+        return [Play(player, DECK[card], source.pile, target.pile)]
     if target.kind != "work":
         return []
-    moves: list[Action] = [Play(player, DECK[card], source.name, target.name)]
-    if source.kind in ("nerts", "waste") and state.teams[target.team].work[target.index]:
-        moves.append(SlideUnder(player, DECK[card], source.name, target.name))
+    moves: list[Action] = [Play(player, DECK[card], source.pile, target.pile)]
+    if source.kind in ("nerts", "waste") and state.teams[target.team].work[target.work_index]:
+        moves.append(SlideUnder(player, DECK[card], source.pile, target.pile))
     return moves
 
 
@@ -202,7 +213,7 @@ def _first_accepted(state: State, candidates: Sequence[Action]) -> Action | None
 def _is_top(state: State, pile: PileRef, card: int) -> bool:
     if pile.kind != "work":
         return False
-    cards = state.teams[pile.team].work[pile.index]
+    cards = state.teams[pile.team].work[pile.work_index]
     return bool(cards) and cards[-1] == card
 
 
@@ -210,11 +221,11 @@ def _card_words(card: int) -> str:
     return f"{DECK[card]}".replace("S", "♠").replace("H", "♥").replace("D", "♦").replace("C", "♣")
 
 
-def _pile_words(name: str) -> str:
-    if name.startswith("w"):
-        return f"work pile {name[1:]}"
-    if name == "nerts":
+def _pile_words(pile: Pile) -> str:
+    if pile.kind == "work" and pile.index is not None:
+        return f"work pile {pile.index + 1}"
+    if pile.kind == "nerts":
         return "the nerts pile"
-    if name == "waste":
+    if pile.kind == "waste":
         return "the waste"
     return "a foundation"

@@ -18,9 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 from nerts_lan.engine import State
+from nerts_lan.piles import ANY_FOUNDATION as ANY_FOUNDATION_PILE
+from nerts_lan.piles import NERTS, STOCK, WASTE, Pile, PileKind, foundation_pile, work_pile
 
 __all__ = [
     "ANY_FOUNDATION",
@@ -47,8 +49,6 @@ CARD_ASPECT: Final = 0.7
 
 FOUNDATION_TEAM: Final = -1
 """The ``team`` of a foundation's ``PileRef``."""
-
-PileKind = Literal["nerts", "stock", "waste", "work", "foundation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,24 +96,25 @@ class Rect:
 
 @dataclass(frozen=True, slots=True)
 class PileRef:
-    """One pile on the table: a team's ``nerts``, ``stock``, ``waste``, ``work`` pile ``index``
-    (from 0), or a ``foundation`` (team -1; index -1 means "any foundation")."""
+    """One pile on the table: ``pile`` of team ``team``, or a foundation (team
+    ``FOUNDATION_TEAM``; the pile ``f`` means "any foundation")."""
 
     team: int
-    kind: PileKind
-    index: int = 0
+    pile: Pile
 
     @property
-    def name(self) -> str:
-        """The pile's name in actions: ``nerts``, ``waste``, ``w1``, ``f``, ``f2``."""
-        if self.kind == "work":
-            return f"w{self.index + 1}"
-        if self.kind == "foundation":
-            return "f" if self.index < 0 else f"f{self.index + 1}"
-        return self.kind
+    def kind(self) -> PileKind:
+        return self.pile.kind
+
+    @property
+    def work_index(self) -> int:
+        """The index (from 0) of a work pile; ``ValueError`` for any other pile."""
+        if self.pile.kind != "work" or self.pile.index is None:
+            raise ValueError(f"{self.pile} is not a work pile")
+        return self.pile.index
 
 
-ANY_FOUNDATION: Final = PileRef(FOUNDATION_TEAM, "foundation", -1)
+ANY_FOUNDATION: Final = PileRef(FOUNDATION_TEAM, ANY_FOUNDATION_PILE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +138,14 @@ class TeamArea:
     waste_step: float
     work: tuple[Rect, ...]
 
-    def pile_rect(self, kind: PileKind, index: int = 0) -> Rect:
-        if kind == "work":
-            return self.work[index]
-        if kind == "nerts":
+    def pile_rect(self, pile: Pile) -> Rect:
+        """Where ``pile`` (the nerts pile, the stock, the waste or a work pile) lies."""
+        if pile.kind == "work":
+            assert pile.index is not None
+            return self.work[pile.index]
+        if pile.kind == "nerts":
             return self.nerts
-        if kind == "stock":
+        if pile.kind == "stock":
             return self.stock
         return self.waste
 
@@ -192,8 +195,8 @@ class TableLayout:
 
     def pile_rect(self, pile: PileRef) -> Rect:
         if pile.kind == "foundation":
-            return self.foundation_rect(max(pile.index, 0))
-        return self.teams[pile.team].pile_rect(pile.kind, pile.index)
+            return self.foundation_rect(pile.pile.index or 0)
+        return self.teams[pile.team].pile_rect(pile.pile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,7 +334,7 @@ def placements(layout: TableLayout, state: State) -> list[Placement]:
             for i in range(backs):
                 rect = area.nerts.moved_to(area.nerts.x - (backs - i) * step, area.nerts.y)
                 out.append(
-                    Placement(("nb", team, i), None, team, rect, i, PileRef(team, "nerts"), -1)
+                    Placement(("nb", team, i), None, team, rect, i, PileRef(team, NERTS), -1)
                 )
             out.append(
                 Placement(
@@ -340,14 +343,12 @@ def placements(layout: TableLayout, state: State) -> list[Placement]:
                     team,
                     area.nerts,
                     backs,
-                    PileRef(team, "nerts"),
+                    PileRef(team, NERTS),
                     len(nerts) - 1,
                 )
             )
         if tableau.stock:
-            out.append(
-                Placement(("sb", team), None, team, area.stock, 0, PileRef(team, "stock"), -1)
-            )
+            out.append(Placement(("sb", team), None, team, area.stock, 0, PileRef(team, STOCK), -1))
         waste = tableau.waste
         shown = waste[-3:]
         first = len(waste) - len(shown)
@@ -360,7 +361,7 @@ def placements(layout: TableLayout, state: State) -> list[Placement]:
                     team,
                     rect,
                     i,
-                    PileRef(team, "waste"),
+                    PileRef(team, WASTE),
                     first + i,
                     spawn=(area.stock.x, area.stock.y),
                 )
@@ -374,7 +375,7 @@ def placements(layout: TableLayout, state: State) -> list[Placement]:
                         team,
                         area.work_card(index, position, len(pile)),
                         position,
-                        PileRef(team, "work", index),
+                        PileRef(team, work_pile(index)),
                         position,
                     )
                 )
@@ -389,7 +390,7 @@ def placements(layout: TableLayout, state: State) -> list[Placement]:
                     owners[position],
                     rect,
                     position - start,
-                    PileRef(FOUNDATION_TEAM, "foundation", index),
+                    PileRef(FOUNDATION_TEAM, foundation_pile(index)),
                     position,
                 )
             )
@@ -413,17 +414,16 @@ def pile_at(layout: TableLayout, x: float, y: float) -> PileRef | None:
     """The local team's pile (its base place, or the fanned work pile's column) under the point,
     or ``f`` for anywhere in the middle of the table."""
     area = layout.own_area
-    kinds: tuple[PileKind, ...] = ("nerts", "stock", "waste")
-    for kind in kinds:
-        rect = area.pile_rect(kind)
-        if kind == "waste":
+    for pile in (NERTS, STOCK, WASTE):
+        rect = area.pile_rect(pile)
+        if pile is WASTE:
             rect = Rect(rect.x, rect.y, rect.w + 2 * area.waste_step, rect.h)
         if rect.contains(x, y):
-            return PileRef(area.team, kind)
+            return PileRef(area.team, pile)
     for index, rect in enumerate(area.work):
         column = Rect(rect.x, area.floor, rect.w, rect.top - area.floor)
         if column.contains(x, y):
-            return PileRef(area.team, "work", index)
+            return PileRef(area.team, work_pile(index))
     if layout.center.contains(x, y):
         return ANY_FOUNDATION
     return None
@@ -443,7 +443,7 @@ def drop_targets(
     scored: list[tuple[float, PileRef]] = []
     tableau = state.teams[area.team]
     for index, pile in enumerate(tableau.work):
-        ref = PileRef(area.team, "work", index)
+        ref = PileRef(area.team, work_pile(index))
         if ref == source:
             continue
         landing = area.work_card(index, len(pile), len(pile) + 1)

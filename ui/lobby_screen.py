@@ -27,6 +27,7 @@ from nerts_lan.session import Session
 from .config import Settings
 from .layout import Rect
 from .lobby import HostRequest, LobbyProvider, TableInfo
+from .screen import Screen
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
 from .widgets import Button, FormScreen, Panel, TextField
 
@@ -36,7 +37,7 @@ _TARGETS = (25, 50, 100, 150, 200)
 _BOT_LEVELS = ("easy", "medium", "hard")
 
 
-class LobbyScreen(FormScreen):
+class LobbyScreen(FormScreen, Screen):
     """The lobby of one LAN table (see the module's docstring)."""
 
     def __init__(

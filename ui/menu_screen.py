@@ -19,6 +19,7 @@ from nerts_lan.practice import MAX_OPPONENTS, PracticeConfig
 from .config import Settings
 from .layout import Rect
 from .lobby import HostRequest, LobbyProvider, TableInfo
+from .screen import Screen
 from .theme import ACCENT, TEXT_DIM, WARN
 from .widgets import Button, FormScreen, Panel, TextField
 
@@ -27,7 +28,7 @@ __all__ = ["MenuScreen"]
 _TARGETS = (50, 100, 150, 200)
 
 
-class MenuScreen(FormScreen):
+class MenuScreen(FormScreen, Screen):
     """Name, practice options and the LAN lobby; ``on_practice(config)`` starts a game."""
 
     def __init__(

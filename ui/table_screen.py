@@ -18,9 +18,17 @@ from pyglet.window import mouse
 
 from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.cards import DECK
-from nerts_lan.engine import round_scores
+from nerts_lan.engine import RejectionKind, round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
-from nerts_lan.session import CursorMoved, MatchEnded, PeerGone, PeerReturned, RoundStarted, Session
+from nerts_lan.session import (
+    CursorMoved,
+    MatchEnded,
+    PacedSession,
+    PeerGone,
+    PeerReturned,
+    RoundStarted,
+    Session,
+)
 
 from . import intents
 from .config import CARD_SIZES, Settings
@@ -35,6 +43,7 @@ from .layout import (
     to_table_units,
 )
 from .overlays import HelpOverlay, OptionsOverlay, Overlay, ScoreOverlay
+from .screen import Screen
 from .sounds import Sounds
 from .table_view import TableView
 from .theme import ACCENT, GOOD, TEXT, TEXT_DIM, WARN
@@ -63,7 +72,7 @@ _KEY_NAMES = {
 }
 
 
-class TableScreen:
+class TableScreen(Screen):
     """One table in play; ``update(now)`` polls the session, the window forwards its events."""
 
     def __init__(
@@ -181,7 +190,7 @@ class TableScreen:
             pile = placement.pile
             tableau = state.teams[self.team]
             if pile.kind == "work":
-                cards = tableau.work[pile.index][placement.position :]
+                cards = tableau.work[pile.work_index][placement.position :]
             else:
                 cards = (placement.card,)  # type: ignore[assignment]
                 if placement.position != (
@@ -319,7 +328,7 @@ class TableScreen:
             if event.local:
                 self.sounds.play("refused")
                 message = event.reason
-                if event.lost_race_to:
+                if event.kind is RejectionKind.LOST_RACE and event.lost_race_to:
                     message = f"{event.lost_race_to} got there first"
                 x, y = self._where(event.action)
                 self.view.note(message, x, y, now)
@@ -364,7 +373,7 @@ class TableScreen:
     def _sound_for(self, action: Action) -> None:
         if isinstance(action, Flip):
             self.sounds.play("flip")
-        elif isinstance(action, Play) and action.target.startswith("f"):
+        elif isinstance(action, Play) and action.target.kind == "foundation":
             self.sounds.play("foundation")
         elif isinstance(action, (Play, SlideUnder)):
             self.sounds.play("play")
@@ -374,11 +383,7 @@ class TableScreen:
         assert layout is not None
         area = layout.own_area
         if isinstance(action, (Play, SlideUnder)):
-            name = action.source
-            if name.startswith("w") and name[1:].isdigit():
-                rect = area.work[int(name[1:]) - 1]
-            else:
-                rect = area.nerts if name == "nerts" else area.waste
+            rect = area.pile_rect(action.source)
             return rect.center[0], rect.top + 8
         return area.stock.center[0], area.stock.top + 8
 
@@ -414,9 +419,8 @@ class TableScreen:
                     and (placement.pile.team == self.team)
                 ):
                     marks.append((placement.rect, GOOD))
-            target = hint.target
-            if target.startswith("w"):
-                marks.append((layout.own_area.work[int(target[1:]) - 1], GOOD))
+            if hint.target.kind == "work":
+                marks.append((layout.own_area.pile_rect(hint.target), GOOD))
             else:
                 marks.append((layout.center, GOOD))
         elif isinstance(hint, Flip):
@@ -612,9 +616,8 @@ class TableScreen:
         )
 
     def _next_round(self) -> None:
-        next_round = getattr(self.session, "next_round", None)
-        if callable(next_round):
-            next_round()
+        if isinstance(self.session, PacedSession):
+            self.session.next_round()
         self.dirty = True
 
     # --- overlays ------------------------------------------------------------------------------

@@ -19,10 +19,12 @@ from pyglet.graphics import Group
 
 from nerts_lan.cards import Card
 from nerts_lan.engine import State, Table
+from nerts_lan.piles import NERTS, STOCK, WASTE, work_pile
 
 from .atlas import SLOT, CardAtlas
 from .layout import (
     FOUNDATION_TEAM,
+    PileRef,
     Placement,
     Rect,
     TableLayout,
@@ -88,7 +90,7 @@ class TableView:
         self.dragging: dict[tuple[object, ...], Rect] = {}
         self.settling: set[tuple[object, ...]] = set()
         self._static: list[Any] = []
-        self._slots: dict[tuple[int, str, int], Any] = {}
+        self._slots: dict[PileRef, Any] = {}
         self._team_labels: list[Any] = []
         self._counts: dict[tuple[int, str], Any] = {}
         self._marks: list[Any] = []
@@ -465,19 +467,15 @@ class TableView:
         for area in layout.teams:
             size = "own" if area.own else "small"
             slot = self.atlas.region(size, SLOT)
-            piles: list[tuple[str, int, Rect]] = [
-                ("nerts", 0, area.nerts),
-                ("stock", 0, area.stock),
-                ("waste", 0, area.waste),
-                *(("work", i, rect) for i, rect in enumerate(area.work)),
-            ]
-            for kind, index, rect in piles:
+            piles = (NERTS, STOCK, WASTE, *(work_pile(i) for i in range(len(area.work))))
+            for slot_pile in piles:
+                rect = area.pile_rect(slot_pile)
                 sprite = pyglet.sprite.Sprite(
                     slot, x=round(rect.x), y=round(rect.y), batch=self.batch, group=self.slot_group
                 )
                 sprite.update(scale_x=rect.w / slot.width, scale_y=rect.h / slot.height)
                 self._static.append(sprite)
-                self._slots[(area.team, kind, index)] = sprite
+                self._slots[PileRef(area.team, slot_pile)] = sprite
             colour = team_rgb(self.table.back_colours[area.team])
             lx, ly = area.label
             chip = area.card_h * (0.09 if area.own else 0.14)
@@ -537,16 +535,10 @@ class TableView:
                     team_label.color = colour
             # Only empty piles show their slot: a slot under cards would cost fill for nothing.
             slots = self._slots
-            for kind, cards in (
-                ("nerts", tableau.nerts),
-                ("stock", tableau.stock),
-                ("waste", tableau.waste),
-            ):
-                slot = slots.get((team, kind, 0))
-                if slot is not None and slot.visible != (not cards):
-                    slot.visible = not cards
-            for index, cards in enumerate(tableau.work):
-                slot = slots.get((team, "work", index))
+            piles = ((NERTS, tableau.nerts), (STOCK, tableau.stock), (WASTE, tableau.waste))
+            work = ((work_pile(i), cards) for i, cards in enumerate(tableau.work))
+            for pile, cards in (*piles, *work):
+                slot = slots.get(PileRef(team, pile))
                 if slot is not None and slot.visible != (not cards):
                     slot.visible = not cards
             nerts = self._counts[(team, "nerts")]

@@ -9,6 +9,7 @@ import pytest
 from nerts_lan.actions import Play, SlideUnder
 from nerts_lan.cards import DECK, Card
 from nerts_lan.engine import Options, Table, deal_round
+from nerts_lan.piles import NERTS, STOCK, WASTE, Pile, work_pile
 from tests.kit import layout, team
 from ui import intents
 from ui.layout import (
@@ -105,7 +106,7 @@ def test_the_topmost_card_under_the_pointer_is_picked() -> None:
     top = area.work_card(0, 2, 3)
     hit = card_at(found, *top.center, 0)
     assert hit is not None and str(DECK[hit.card or 0]) == "JD"
-    assert pile_at(table_layout, *area.stock.center) == PileRef(0, "stock")
+    assert pile_at(table_layout, *area.stock.center) == PileRef(0, STOCK)
     assert pile_at(table_layout, *table_layout.center.center) == ANY_FOUNDATION
 
 
@@ -113,10 +114,10 @@ def test_drop_targets_forgive_a_near_miss_but_not_a_far_one() -> None:
     state = layout(team("red", ("ann",), nerts="5H", work=("6S", "9D", "", "2C")))
     table_layout = compute_layout(1280, 800, 1, 0)
     area = table_layout.own_area
-    source = PileRef(0, "nerts")
+    source = PileRef(0, NERTS)
     landing = area.work_card(0, 1, 2)
     near_miss = landing.moved_to(landing.x + landing.w * 0.4, landing.y - landing.h * 0.3)
-    assert drop_targets(table_layout, state, near_miss, source)[0] == PileRef(0, "work", 0)
+    assert drop_targets(table_layout, state, near_miss, source)[0] == PileRef(0, work_pile(0))
     far = landing.moved_to(area.waste.right + 200, 10)
     assert drop_targets(table_layout, state, far, source) == []
     middle = table_layout.center
@@ -126,42 +127,46 @@ def test_drop_targets_forgive_a_near_miss_but_not_a_far_one() -> None:
 
 def test_a_drop_between_piles_goes_to_the_one_the_engine_accepts() -> None:
     state = layout(team("red", ("ann",), nerts="5H", work=("9D", "6S", "8C", "2C")))
-    targets = [PileRef(0, "work", 0), PileRef(0, "work", 1)]
-    action = intents.drop_action(state, "ann", PileRef(0, "nerts"), int(Card.parse("5H")), targets)
-    assert action == Play("ann", Card.parse("5H"), "nerts", "w2")
+    targets = [PileRef(0, work_pile(0)), PileRef(0, work_pile(1))]
+    action = intents.drop_action(state, "ann", PileRef(0, NERTS), int(Card.parse("5H")), targets)
+    assert action == Play("ann", Card.parse("5H"), Pile.parse("nerts"), Pile.parse("w2"))
     refused = intents.drop_action(
-        state, "ann", PileRef(0, "nerts"), int(Card.parse("5H")), targets[:1]
+        state, "ann", PileRef(0, NERTS), int(Card.parse("5H")), targets[:1]
     )
-    assert refused == Play("ann", Card.parse("5H"), "nerts", "w1")  # submitted: says why not
+    assert refused == Play(
+        "ann", Card.parse("5H"), Pile.parse("nerts"), Pile.parse("w1")
+    )  # submitted: says why not
 
 
 def test_a_click_prefers_a_foundation_then_a_pile_with_cards() -> None:
     state = layout(team("red", ("ann",), nerts="AS", waste="5H", work=("", "6S", "", "4C")))
-    nerts, waste = PileRef(0, "nerts"), PileRef(0, "waste")
+    nerts, waste = PileRef(0, NERTS), PileRef(0, WASTE)
     assert intents.click_action(state, "ann", nerts, int(Card.parse("AS"))) == Play(
-        "ann", Card.parse("AS"), "nerts", "f"
+        "ann", Card.parse("AS"), Pile.parse("nerts"), Pile.parse("f")
     )
     assert intents.click_action(state, "ann", waste, int(Card.parse("5H"))) == Play(
-        "ann", Card.parse("5H"), "waste", "w2"
+        "ann", Card.parse("5H"), Pile.parse("waste"), Pile.parse("w2")
     )
 
 
 def test_a_click_slides_under_when_that_is_the_only_move() -> None:
     state = layout(team("red", ("ann",), nerts="5H", work=("4S 3H", "", "9D", "9C")))
-    action = intents.click_action(state, "ann", PileRef(0, "nerts"), int(Card.parse("5H")))
+    action = intents.click_action(state, "ann", PileRef(0, NERTS), int(Card.parse("5H")))
     # An empty pile takes anything, and comes after piles with cards and slides.
     assert action in (
-        SlideUnder("ann", Card.parse("5H"), "nerts", "w1"),
-        Play("ann", Card.parse("5H"), "nerts", "w2"),
+        SlideUnder("ann", Card.parse("5H"), Pile.parse("nerts"), Pile.parse("w1")),
+        Play("ann", Card.parse("5H"), Pile.parse("nerts"), Pile.parse("w2")),
     )
 
 
 def test_keys_pick_and_move() -> None:
     state = layout(team("red", ("ann",), nerts="5H", work=("6S", "", "", "")))
     picked, action = intents.key_action(state, "ann", 0, None, "n")
-    assert picked == intents.Selection(PileRef(0, "nerts")) and action is None
+    assert picked == intents.Selection(PileRef(0, NERTS)) and action is None
     picked, action = intents.key_action(state, "ann", 0, picked, "1")
-    assert picked is None and action == Play("ann", Card.parse("5H"), "nerts", "w1")
+    assert picked is None and action == Play(
+        "ann", Card.parse("5H"), Pile.parse("nerts"), Pile.parse("w1")
+    )
 
 
 def test_cursor_units_round_trip_over_the_own_tableau_and_the_middle() -> None:

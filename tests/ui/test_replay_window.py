@@ -110,12 +110,16 @@ pyglet.options["headless"] = True
 pyglet.options["audio"] = ("silent",)
 from pyglet.window import key
 
-def leave(dt):
-    window = next(iter(pyglet.app.windows))
+def leave_once_it_plays(dt):
+    # Waits for the replay to move (not for a wall-clock time: a loaded machine starts slowly).
+    window = next(iter(pyglet.app.windows), None)
+    if window is None or window.current is None or window.current.replay.action_number == 0:
+        return
+    pyglet.clock.unschedule(leave_once_it_plays)
     print(type(window.current).__name__, window.current.replay.action_number, flush=True)
     window.dispatch_event("on_key_press", key.ESCAPE, 0)
 
-pyglet.clock.schedule_once(leave, 1.0)
+pyglet.clock.schedule_interval(leave_once_it_plays, 0.05)
 from nerts_lan.cli import main
 sys.exit(main(["replay", sys.argv[1]]))
 """

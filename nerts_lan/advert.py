@@ -29,6 +29,7 @@ __all__ = [
     "make_table_code",
     "normalize_code",
     "persistent_peer_id",
+    "refusal_text",
     "table_from_advert",
 ]
 
@@ -62,6 +63,13 @@ class TableInfo:
 
 CODE_REFUSALS = (WRONG_CODE, CODE_NEEDED, NO_CODE_HERE)
 """What the table answers a peer whose code does not match."""
+
+
+def refusal_text(reason: str) -> str:
+    """What to tell a player the table refused (``reason``, one of ``CODE_REFUSALS``)."""
+    if reason == WRONG_CODE:
+        return "wrong code: check it with the host and try again"
+    return f"the table refused us: {reason}"
 
 
 @dataclass

@@ -4,6 +4,8 @@ For a spare laptop that should host a bot, for scripts and for the tests. A head
 one JSON object per line on standard output, each with an ``event``:
 
 - ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host) / ``joined``
+- ``seated`` (player, team: 1-based, once seated and again if it moves) / ``watching`` (round: a
+  match is under way and this peer has no seat; it plays from a later deal if a seat frees up)
 - ``round_started`` (round, teams) / ``round_over`` (round, scores, state_hash, ending, caller)
 - ``match_over`` (totals, winner, differences)
 - ``peer_went_silent`` (peer, name: its link went quiet, about a second) / ``peer_heard_again``
@@ -25,12 +27,20 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeAlias
 
 from .advert import LanOptions, TableInfo, make_table_code, normalize_code, persistent_peer_id
 from .bots import LEVELS
+from .browse import TableBrowser
+from .lan_events import LobbyView, SeatStatus
 from .lan_session import LanSession
-from .matchlog import damage_report, data_folder, read_match_log, replay_match_log
+from .matchlog import (
+    ReplayedRound,
+    damage_report,
+    data_folder,
+    read_match_log,
+    replay_match_log,
+)
 from .replica import RoundEnded
 from .session import (
     EntryIgnored,
@@ -40,6 +50,7 @@ from .session import (
     PeerReturned,
     PeerWentSilent,
     RoundStarted,
+    SessionEvent,
 )
 from .table import TableSettings
 from .usage import UsageError
@@ -52,9 +63,13 @@ __all__ = [
     "host",
     "join",
     "read_log",
+    "record_of",
     "run_replay",
     "run_tables",
 ]
+
+Record: TypeAlias = dict[str, Any]
+"""One JSON line of a headless peer."""
 
 
 @dataclass(frozen=True)
@@ -180,26 +195,8 @@ def run_replay(file: str) -> int:
     except (MalformedError, KeyError, TypeError, ValueError, IndexError) as error:
         rounds, ended = [], None
         problem = problem or f"the log does not hold together: {error}"
-    for played in rounds:
-        _emit(
-            {
-                "event": "round_over",
-                "round": played.number,
-                "scores": played.scores,
-                "state_hash": played.state_hash,
-                "ending": played.ending,
-                "caller": played.caller,
-            }
-        )
-    if ended is not None:
-        _emit(
-            {
-                "event": "match_over",
-                "totals": ended.match.totals,
-                "winner": ended.match.winner,
-                "differences": ended.match.differences(),
-            }
-        )
+    for event in [*rounds, *([ended] if ended is not None else [])]:
+        _emit_event(event)
     if problem is not None:
         sys.stderr.write(f"nerts-lan replay: error: {damage_report(problem, len(records))}\n")
         return 1
@@ -210,21 +207,9 @@ def run_tables(args: argparse.Namespace) -> int:
     if not 0 < args.wait <= 60:
         return _usage("tables", "--wait must be from 0 to 60 seconds")
     tables = find_tables(args.interface, args.wait)
-    for table in sorted(tables, key=lambda t: (t.name, t.table_id)):
+    for table in tables:
         if args.json:
-            _emit(
-                {
-                    "table": table.name,
-                    "id": table.table_id,
-                    "host": table.host_name,
-                    "mode": table.mode,
-                    "seats": f"{table.seats_taken}/{table.seats_total}",
-                    "state": table.state,
-                    "address": table.address,
-                    "port": table.port,
-                    "needs_code": table.needs_code,
-                }
-            )
+            _emit(_listed_record(table))
         else:
             private = ", needs a code" if table.needs_code else ""
             print(
@@ -238,40 +223,50 @@ def run_tables(args: argparse.Namespace) -> int:
 
 
 def find_tables(interface: str | None, wait: float, wanted: str | None = None) -> list[TableInfo]:
-    """Tables advertised on the LAN, listening up to ``wait`` seconds (less once ``wanted`` is
-    found)."""
-    from net.discovery import Discovery
-    from net.runtime import NetworkThread
+    """Tables advertised on the LAN (by name, then id), listening up to ``wait`` seconds (less
+    once ``wanted``, a table's name or id, is found; then only the tables it names)."""
 
-    from .advert import PROTOCOL, SERVICE_TYPE, table_from_advert
+    def named(table: TableInfo) -> bool:
+        return wanted in (table.name, table.table_id)
 
-    network = NetworkThread("nerts-browse")
-    found: dict[str, TableInfo] = {}
-
-    async def browse() -> Discovery:
-        discovery = Discovery(interface)
-        discovery.browse(SERVICE_TYPE, lambda name, advert: None)
-        return discovery
-
-    discovery = network.run(browse())
-    deadline = time.monotonic() + wait
+    browser = TableBrowser(interface)
     try:
-        while time.monotonic() < deadline:
-            time.sleep(0.05)
-            found = {}
-            for advert in discovery.seen.values():
-                table = table_from_advert(advert)
-                if table is not None and table.version == PROTOCOL:
-                    found[table.table_id] = table
-            if wanted and any(wanted in (t.name, t.table_id) for t in found.values()):
-                break
+        browser.started()
+        deadline = time.monotonic() + wait
+        tables = browser.tables()
+        while time.monotonic() < deadline and not (wanted and any(map(named, tables))):
+            browser.wait(deadline - time.monotonic())
+            tables = browser.tables()
     finally:
-        network.run(discovery.async_close())
-        network.stop()
-    tables = list(found.values())
-    if wanted:
-        tables = [t for t in tables if wanted in (t.name, t.table_id)]
-    return tables
+        browser.close()
+    return [t for t in tables if named(t)] if wanted else tables
+
+
+def record_of(event: object) -> Record | None:
+    """The JSON line a headless peer prints for ``event`` (None: it prints nothing for it).
+    The module's docstring lists them; ``_numbered`` gives a round's end its number first."""
+    if isinstance(event, RoundStarted):
+        table = event.state.table
+        teams = {name: list(players) for name, players in zip(table.team_names, table.team_players)}
+        return {"event": "round_started", "round": event.number, "teams": teams}
+    if isinstance(event, ReplayedRound):
+        return {
+            "event": "round_over",
+            "round": event.number,
+            "scores": event.scores,
+            "state_hash": event.state_hash,
+            "ending": event.ending,
+            "caller": event.caller,
+        }
+    if isinstance(event, MatchEnded):
+        match = event.match
+        return {
+            "event": "match_over",
+            "totals": match.totals,
+            "winner": match.winner,
+            "differences": match.differences(),
+        }
+    return _membership_record(event)
 
 
 def read_log(file: str) -> tuple[list[Any], str | None]:
@@ -298,104 +293,125 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def _play(session: LanSession, args: PeerConfig) -> int:
-    """Print the session's events until the match ends, ``--rounds`` are played or time is up."""
-    stop = {"now": False}
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stop["now"] = True
-
+    """Print the session's events until the match ends, ``--rounds`` are played or time is up
+    (or SIGTERM), then leave the table; the exit status."""
+    stop = _StopRequest()
     with contextlib.suppress(ValueError):  # not in the main thread (tests calling main())
-        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGTERM, stop.on_signal)
     deadline = time.monotonic() + args.timeout if args.timeout else None
-    round_number = 0
-    result = 0
-    joined_reported = False
+    progress = _Progress(args.rounds)
     try:
-        while not stop["now"]:
+        while not stop.requested and not progress.finished:
             if deadline is not None and time.monotonic() > deadline:
                 _emit({"event": "error", "message": "timed out"})
-                result = 1
-                break
+                return 1
             session.wait(0.1)
             events = session.poll()
             refused = session.start_error()
             if refused is not None:
                 _emit({"event": "error", "message": f"the table refused us: {refused}"})
-                result = 1
-                break
-            status = session.status
-            if not joined_reported and status.joined:
-                joined_reported = True
-                _emit(
-                    {
-                        "event": "joined",
-                        "peer": status.peer_id,
-                        "name": status.name,
-                        "log": str(status.log_path) if status.log_path else None,
-                    }
-                )
-            finished = False
-            for event in events:
-                if isinstance(event, RoundStarted):
-                    round_number = event.number
-                    table = event.state.table
-                    _emit(
-                        {
-                            "event": "round_started",
-                            "round": event.number,
-                            "teams": {
-                                n: list(p) for n, p in zip(table.team_names, table.team_players)
-                            },
-                        }
-                    )
-                elif isinstance(event, RoundEnded):
-                    _emit(
-                        {
-                            "event": "round_over",
-                            "round": round_number,
-                            "scores": event.scores,
-                            "state_hash": event.digest.hex(),
-                            "ending": event.outcome.ending,
-                            "caller": event.outcome.caller,
-                        }
-                    )
-                    # --rounds counts the match's rounds: a peer that joined late or caught up
-                    # leaves after the same round as everyone else.
-                    if args.rounds is not None and round_number >= args.rounds:
-                        finished = True
-                elif isinstance(event, MatchEnded):
-                    _emit(
-                        {
-                            "event": "match_over",
-                            "totals": event.match.totals,
-                            "winner": event.match.winner,
-                            "differences": event.match.differences(),
-                        }
-                    )
-                    finished = True
-                elif isinstance(event, PeerWentSilent):
-                    _emit({"event": "peer_went_silent", "peer": event.peer, "name": event.name})
-                elif isinstance(event, PeerHeardAgain):
-                    _emit({"event": "peer_heard_again", "peer": event.peer, "name": event.name})
-                elif isinstance(event, PeerGone):
-                    _emit(
-                        {"event": "peer_gone", "peer": event.peer, "players": list(event.players)}
-                    )
-                elif isinstance(event, PeerReturned):
-                    _emit(
-                        {
-                            "event": "peer_returned",
-                            "peer": event.peer,
-                            "players": list(event.players),
-                        }
-                    )
-                elif isinstance(event, EntryIgnored):
-                    _emit({"event": "ignored", "peer": event.peer, "reason": event.reason})
-            if finished:
-                break
+                return 1
+            _report(session.status, events, progress)
+            _report_seat(session.lobby, progress)
     finally:
         session.close(leave=True)
-    return result
+    return 0
+
+
+@dataclass
+class _StopRequest:
+    """SIGTERM asks the headless loop to leave the table at its next turn."""
+
+    requested: bool = False
+
+    def on_signal(self, signum: int, frame: Any) -> None:
+        self.requested = True
+
+
+@dataclass
+class _Progress:
+    """Where a headless peer is in the match, from what it printed."""
+
+    rounds: int | None
+    """``--rounds``: leave after this round of the match (None: play to its end)."""
+    round_number: int = 0
+    joined_reported: bool = False
+    seat_reported: Record | None = None
+    """The last ``seated`` or ``watching`` line."""
+    finished: bool = False
+
+
+def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress) -> None:
+    """Print the ``joined`` line once the table has us, then a line per event."""
+    if status.joined and not progress.joined_reported:
+        progress.joined_reported = True
+        log = str(status.log_path) if status.log_path else None
+        _emit({"event": "joined", "peer": status.peer_id, "name": status.name, "log": log})
+    for event in events:
+        shown: object = event
+        if isinstance(event, RoundStarted):
+            progress.round_number = event.number
+        elif isinstance(event, RoundEnded):
+            shown = _numbered(progress.round_number, event)
+            # --rounds counts the match's rounds: a peer that joined late or caught up leaves
+            # after the same round as everyone else.
+            if progress.rounds is not None and progress.round_number >= progress.rounds:
+                progress.finished = True
+        elif isinstance(event, MatchEnded):
+            progress.finished = True
+        _emit_event(shown)
+
+
+def _report_seat(lobby: LobbyView | None, progress: _Progress) -> None:
+    """Say when this peer takes a seat (or moves), and when it watches a match under way
+    without one (it joined a full table, or one with no seat a bot plays)."""
+    if lobby is None:
+        return
+    seat = lobby.my_seat
+    if seat is not None:
+        record = {"event": "seated", "player": seat.player, "team": seat.team + 1}
+    elif lobby.phase != "lobby":
+        record = {"event": "watching", "round": lobby.round_number}
+    else:
+        return
+    if record != progress.seat_reported:
+        progress.seat_reported = record
+        _emit(record)
+
+
+def _numbered(number: int, ended: RoundEnded) -> ReplayedRound:
+    """A round's end with its number: the same record as a round of a replayed log."""
+    outcome = ended.outcome
+    return ReplayedRound(number, ended.scores, ended.digest.hex(), outcome.ending, outcome.caller)
+
+
+def _membership_record(event: object) -> Record | None:
+    if isinstance(event, PeerWentSilent):
+        return {"event": "peer_went_silent", "peer": event.peer, "name": event.name}
+    if isinstance(event, PeerHeardAgain):
+        return {"event": "peer_heard_again", "peer": event.peer, "name": event.name}
+    if isinstance(event, PeerGone):
+        return {"event": "peer_gone", "peer": event.peer, "players": list(event.players)}
+    if isinstance(event, PeerReturned):
+        return {"event": "peer_returned", "peer": event.peer, "players": list(event.players)}
+    if isinstance(event, EntryIgnored):
+        return {"event": "ignored", "peer": event.peer, "reason": event.reason}
+    return None
+
+
+def _listed_record(table: TableInfo) -> Record:
+    """A table as ``nerts-lan tables --json`` prints it."""
+    return {
+        "table": table.name,
+        "id": table.table_id,
+        "host": table.host_name,
+        "mode": table.mode,
+        "seats": f"{table.seats_taken}/{table.seats_total}",
+        "state": table.state,
+        "address": table.address,
+        "port": table.port,
+        "needs_code": table.needs_code,
+    }
 
 
 def _lan_options(peer: PeerConfig) -> LanOptions:
@@ -428,9 +444,15 @@ def _peer_problem(peer: PeerConfig) -> str | None:
     return None
 
 
-def _emit(record: dict[str, Any]) -> None:
+def _emit(record: Record) -> None:
     sys.stdout.write(json.dumps(record) + "\n")
     sys.stdout.flush()
+
+
+def _emit_event(event: object) -> None:
+    record = record_of(event)
+    if record is not None:
+        _emit(record)
 
 
 def _usage(command: str, message: str) -> NoReturn:

@@ -13,14 +13,14 @@ each action; the monotonic clock is shared by the processes of one machine.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from .peerprocess import PeerProcess
 
 __all__ = ["bench_lan"]
 
@@ -43,13 +43,12 @@ def _discovery_ms(repeats: int) -> dict[str, float]:
     from .headless import find_tables
 
     with tempfile.TemporaryDirectory() as folder:
-        host = _start(
+        host = PeerProcess(
             ["host", "--headless", "--name", "Bench", "--table", "Bench discovery", *_LOOPBACK],
             Path(folder),
-            {},
         )
         try:
-            _wait_line(host, "hosting")
+            host.wait_for("hosting", timeout=120)
             times = []
             for _ in range(repeats):
                 start = time.monotonic()
@@ -57,8 +56,7 @@ def _discovery_ms(repeats: int) -> dict[str, float]:
                 if found:
                     times.append((time.monotonic() - start) * 1000)
         finally:
-            host.terminate()
-            host.wait(10)
+            host.stop()
     return {"min": round(min(times), 1), "max": round(max(times), 1)} if times else {}
 
 
@@ -68,7 +66,7 @@ def _latencies(rounds: str, lossy_env: dict[str, str]) -> dict[str, Any]:
         traces = [base / f"trace{i}.jsonl" for i in range(4)]
         bot = ["--bot", "hard", "--bot-delay", "0.2", "--rounds", rounds]
         peers = [
-            _start(
+            PeerProcess(
                 [
                     "host",
                     "--headless",
@@ -82,16 +80,16 @@ def _latencies(rounds: str, lossy_env: dict[str, str]) -> dict[str, Any]:
                     "4",
                 ],
                 base / "p0",
-                {"NERTS_LAN_TRACE": str(traces[0])},
+                env={"NERTS_LAN_TRACE": str(traces[0])},
             )
         ]
-        _wait_line(peers[0], "hosting")
+        peers[0].wait_for("hosting", timeout=120)
         for index in range(1, 4):
             env = {"NERTS_LAN_TRACE": str(traces[index])}
             if index == 3:
                 env.update(lossy_env)
             peers.append(
-                _start(
+                PeerProcess(
                     [
                         "join",
                         "--headless",
@@ -103,14 +101,12 @@ def _latencies(rounds: str, lossy_env: dict[str, str]) -> dict[str, Any]:
                         *bot,
                     ],
                     base / f"p{index}",
-                    env,
+                    env=env,
                 )
             )
         for peer in peers:
-            try:
-                peer.wait(180)
-            except subprocess.TimeoutExpired:
-                peer.kill()
+            with contextlib.suppress(AssertionError):  # killed after 180 s: figures so far
+                peer.finish(180)
         return _figures([_read_trace(path) for path in traces])
 
 
@@ -150,26 +146,6 @@ def _percentiles(values: list[float]) -> dict[str, float]:
         return round(ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000, 2)
 
     return {"p50": at(0.5), "p99": at(0.99), "max": round(ordered[-1] * 1000, 2)}
-
-
-def _start(args: list[str], data: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    data.mkdir(parents=True, exist_ok=True)
-    full_env = {**os.environ, "NERTS_LAN_DATA": str(data), "PYTHONUNBUFFERED": "1", **env}
-    return subprocess.Popen(
-        [sys.executable, "-m", "nerts_lan", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=full_env,
-    )
-
-
-def _wait_line(process: subprocess.Popen[str], event: str) -> None:
-    assert process.stdout is not None
-    for line in process.stdout:
-        if json.loads(line).get("event") == event:
-            return
-    raise RuntimeError(f"the peer exited before {event}")
 
 
 def _read_trace(path: Path) -> list[list[Any]]:

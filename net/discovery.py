@@ -139,8 +139,11 @@ class Discovery:
         # Cancelled look-ups and goodbyes already sent end here; without the wait they would
         # be cut off when the sockets close, and other laptops would list a gone table for an hour.
         await asyncio.gather(*self._pending, *self._goodbyes, return_exceptions=True)
+        for info in list(self._published.values()):
+            goodbyes = await self._zeroconf.async_unregister_service(info)
+            await goodbyes  # sent before the sockets close, so browsers see the advert go now
         self._published.clear()
-        await self._zeroconf.async_close()  # unregisters what is still published, goodbyes sent
+        await self._zeroconf.async_close()
 
     # --- helpers -------------------------------------------------------------------------------
 

@@ -11,9 +11,9 @@ checked, and any failure raises `RemoteProtocolError` naming the field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Final, NamedTuple, TypeAlias
 
 import msgpack
 
@@ -197,36 +197,11 @@ def encode_message(message: Message) -> bytes:
         "inc": message.incarnation,
         "seen": {peer: [inc, ts] for peer, (inc, ts) in sorted(message.seen.items())},
     }
-    if isinstance(message, Action):
-        obj["payload"] = message.payload
-    elif isinstance(message, StateHash):
-        obj["index"] = message.index
-        obj["digest"] = message.digest
-    elif isinstance(message, ViewProposal):
-        obj["epoch"] = message.epoch
-        obj["clock"] = message.clock
-        obj["removals"] = _encode_removals(message.removals)
-        obj["additions"] = dict(sorted(message.additions.items()))
-        obj["entries"] = [[e.ts, e.peer, e.payload] for e in message.entries]
-        obj["observed"] = dict(sorted(message.observed.items()))
-    elif isinstance(message, ViewDecision):
-        obj["epoch"] = message.epoch
-        obj["marker"] = message.marker
-        obj["members"] = dict(sorted(message.members.items()))
-        obj["removals"] = _encode_removals(message.removals)
-        obj["additions"] = dict(sorted(message.additions.items()))
-        obj["entries"] = [[e.ts, e.peer, e.payload] for e in message.entries]
-    elif isinstance(message, SnapshotRequest):
-        obj["min_index"] = message.min_index
-        obj["anchor_epoch"] = message.anchor_epoch
-    elif isinstance(message, Snapshot):
-        obj["index"] = message.index
-        obj["epoch"] = message.epoch
-        obj["anchor"] = message.anchor
-        obj["state"] = message.state
-    elif isinstance(message, Expulsion):
-        obj["epoch"] = message.epoch
-        obj["target"] = message.target
+    # The fields of each kind follow the header in the order the dataclass declares them.
+    for spec in fields(message)[len(_HEADER_FIELDS) :]:
+        value = getattr(message, spec.name)
+        encode = _FIELD_ENCODERS.get(spec.name)
+        obj[spec.name] = value if encode is None else encode(value)
     data: bytes = msgpack.packb(obj, use_bin_type=True)
     return data
 
@@ -326,6 +301,25 @@ def _encode_removals(removals: Mapping[str, Removal]) -> dict[str, list[object]]
     return {peer: [r.incarnation, r.ts, r.reason] for peer, r in sorted(removals.items())}
 
 
+def _encode_entries(entries: tuple[LogEntry, ...]) -> list[list[object]]:
+    return [[e.ts, e.peer, e.payload] for e in entries]
+
+
+def _encode_peer_ints(values: Mapping[str, int]) -> dict[str, int]:
+    return dict(sorted(values.items()))
+
+
+_HEADER_FIELDS: Final = ("ts", "incarnation", "seen")
+# How a message field goes on the wire when it is not sent as it is (maps sorted by peer id).
+_FIELD_ENCODERS: Final[dict[str, Callable[[Any], object]]] = {
+    "removals": _encode_removals,
+    "entries": _encode_entries,
+    "additions": _encode_peer_ints,
+    "members": _encode_peer_ints,
+    "observed": _encode_peer_ints,
+}
+
+
 def _parse(obj: object, limits: Limits) -> Message:
     if not isinstance(obj, dict):
         raise RemoteProtocolError("frame", f"expected a map, got {type(obj).__name__}")
@@ -344,76 +338,112 @@ def _parse(obj: object, limits: Limits) -> Message:
     extra = sorted(str(k) for k in obj if k not in expected)
     if extra:
         raise RemoteProtocolError(_name(kind, extra[0]), "unexpected field")
-    ts = _int(obj["ts"], "ts", 1)
-    inc = _int(obj["inc"], "inc", 0)
-    seen = _seen(obj["seen"], limits)
-    f = obj
-    if kind == "action":
-        _check_value(f["payload"], "action.payload", limits.max_depth)
-        return Action(ts, inc, seen, f["payload"])
-    if kind == "beat":
-        return Heartbeat(ts, inc, seen)
-    if kind == "hash":
-        digest = f["digest"]
-        if not isinstance(digest, bytes) or not 1 <= len(digest) <= 64:
-            raise RemoteProtocolError("hash.digest", "expected 1 to 64 bytes")
-        return StateHash(ts, inc, seen, _int(f["index"], "hash.index", 0), digest)
-    if kind == "join":
-        return JoinRequest(ts, inc, seen)
-    if kind == "leave":
-        return LeaveNotice(ts, inc, seen)
-    if kind == "propose":
-        return ViewProposal(
-            ts,
-            inc,
-            seen,
-            _int(f["epoch"], "propose.epoch", 0),
-            _int(f["clock"], "propose.clock", 0),
-            _removals(f["removals"], "propose.removals", limits),
-            _peer_ints(f["additions"], "propose.additions", limits),
-            _entries(f["entries"], "propose.entries", limits),
-            _peer_ints(f["observed"], "propose.observed", limits),
-        )
-    if kind == "decide":
-        members = _peer_ints(f["members"], "decide.members", limits)
-        if not members:
-            raise RemoteProtocolError("decide.members", "empty view")
-        return ViewDecision(
-            ts,
-            inc,
-            seen,
-            _int(f["epoch"], "decide.epoch", 1),
-            _int(f["marker"], "decide.marker", 1),
-            members,
-            _removals(f["removals"], "decide.removals", limits),
-            _peer_ints(f["additions"], "decide.additions", limits),
-            _entries(f["entries"], "decide.entries", limits),
-        )
-    if kind == "snapreq":
-        anchor_epoch = f["anchor_epoch"]
-        return SnapshotRequest(
-            ts,
-            inc,
-            seen,
-            _int(f["min_index"], "snapreq.min_index", 0),
-            None if anchor_epoch is None else _int(anchor_epoch, "snapreq.anchor_epoch", 0),
-        )
-    if kind == "snapshot":
-        anchor = f["anchor"]
-        _check_value(f["state"], "snapshot.state", limits.max_depth)
-        return Snapshot(
-            ts,
-            inc,
-            seen,
-            _int(f["index"], "snapshot.index", 0),
-            _int(f["epoch"], "snapshot.epoch", 0),
-            None if anchor is None else _int(anchor, "snapshot.anchor", 0),
-            f["state"],
-        )
-    assert kind == "expel"
-    return Expulsion(
-        ts, inc, seen, _int(f["epoch"], "expel.epoch", 0), _int(f["target"], "expel.target", 0)
+    header = _Header(
+        _int(obj["ts"], "ts", 1), _int(obj["inc"], "inc", 0), _seen(obj["seen"], limits)
     )
+    return _DECODERS[kind](obj, header, limits)
+
+
+class _Header(NamedTuple):
+    """The fields every frame carries, checked: the first arguments of every message."""
+
+    ts: int
+    incarnation: int
+    seen: dict[str, tuple[int, int]]
+
+
+_Fields: TypeAlias = dict[str, Any]
+"""A frame's map, its set of fields already checked: only their values remain to check."""
+
+
+def _decode_action(f: _Fields, h: _Header, limits: Limits) -> Message:
+    _check_value(f["payload"], "action.payload", limits.max_depth)
+    return Action(*h, f["payload"])
+
+
+def _decode_beat(f: _Fields, h: _Header, limits: Limits) -> Message:
+    return Heartbeat(*h)
+
+
+def _decode_hash(f: _Fields, h: _Header, limits: Limits) -> Message:
+    digest = f["digest"]
+    if not isinstance(digest, bytes) or not 1 <= len(digest) <= 64:
+        raise RemoteProtocolError("hash.digest", "expected 1 to 64 bytes")
+    return StateHash(*h, _int(f["index"], "hash.index", 0), digest)
+
+
+def _decode_join(f: _Fields, h: _Header, limits: Limits) -> Message:
+    return JoinRequest(*h)
+
+
+def _decode_leave(f: _Fields, h: _Header, limits: Limits) -> Message:
+    return LeaveNotice(*h)
+
+
+def _decode_propose(f: _Fields, h: _Header, limits: Limits) -> Message:
+    return ViewProposal(
+        *h,
+        _int(f["epoch"], "propose.epoch", 0),
+        _int(f["clock"], "propose.clock", 0),
+        _removals(f["removals"], "propose.removals", limits),
+        _peer_ints(f["additions"], "propose.additions", limits),
+        _entries(f["entries"], "propose.entries", limits),
+        _peer_ints(f["observed"], "propose.observed", limits),
+    )
+
+
+def _decode_decide(f: _Fields, h: _Header, limits: Limits) -> Message:
+    members = _peer_ints(f["members"], "decide.members", limits)
+    if not members:
+        raise RemoteProtocolError("decide.members", "empty view")
+    return ViewDecision(
+        *h,
+        _int(f["epoch"], "decide.epoch", 1),
+        _int(f["marker"], "decide.marker", 1),
+        members,
+        _removals(f["removals"], "decide.removals", limits),
+        _peer_ints(f["additions"], "decide.additions", limits),
+        _entries(f["entries"], "decide.entries", limits),
+    )
+
+
+def _decode_snapreq(f: _Fields, h: _Header, limits: Limits) -> Message:
+    anchor_epoch = f["anchor_epoch"]
+    return SnapshotRequest(
+        *h,
+        _int(f["min_index"], "snapreq.min_index", 0),
+        None if anchor_epoch is None else _int(anchor_epoch, "snapreq.anchor_epoch", 0),
+    )
+
+
+def _decode_snapshot(f: _Fields, h: _Header, limits: Limits) -> Message:
+    anchor = f["anchor"]
+    _check_value(f["state"], "snapshot.state", limits.max_depth)
+    return Snapshot(
+        *h,
+        _int(f["index"], "snapshot.index", 0),
+        _int(f["epoch"], "snapshot.epoch", 0),
+        None if anchor is None else _int(anchor, "snapshot.anchor", 0),
+        f["state"],
+    )
+
+
+def _decode_expel(f: _Fields, h: _Header, limits: Limits) -> Message:
+    return Expulsion(*h, _int(f["epoch"], "expel.epoch", 0), _int(f["target"], "expel.target", 0))
+
+
+_DECODERS: Final[dict[str, Callable[[_Fields, _Header, Limits], Message]]] = {
+    "action": _decode_action,
+    "beat": _decode_beat,
+    "hash": _decode_hash,
+    "join": _decode_join,
+    "leave": _decode_leave,
+    "propose": _decode_propose,
+    "decide": _decode_decide,
+    "snapreq": _decode_snapreq,
+    "snapshot": _decode_snapshot,
+    "expel": _decode_expel,
+}
 
 
 def _name(kind: str, field: str) -> str:

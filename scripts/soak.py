@@ -25,8 +25,6 @@ import argparse
 import json
 import os
 import random
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,6 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from nerts_lan.peerprocess import PeerProcess
 
 LOOPBACK = "127.0.0.1"
 BACK_WITHIN = 60.0
@@ -85,15 +85,13 @@ class Peer:
     name: str
     folder: Path
     command: list[str]
-    process: subprocess.Popen[str] | None = None
+    process: PeerProcess | None = None
     rounds: dict[int, str] = field(default_factory=dict)
     memory: list[tuple[float, int]] = field(default_factory=list)
     cpu_seconds: float = 0.0
     """CPU time of this peer's earlier processes (killed ones); the live one is added on report."""
     restarts: int = 0
     errors: list[str] = field(default_factory=list)
-    hosting: dict[str, Any] | None = None
-    """The host's ``hosting`` line (table id, code)."""
 
 
 class Soak:
@@ -159,15 +157,14 @@ class Soak:
     def ended(self) -> str | None:
         """The name of a peer whose process ended without being killed, if any."""
         for peer in self.peers:
-            if peer.process is not None and peer.process.poll() is not None:
+            if peer.process is not None and not peer.process.running:
                 return peer.name
         return None
 
     def crash_and_restart(self, peer: Peer) -> None:
-        if peer.process is not None and peer.process.poll() is None:
+        if peer.process is not None and peer.process.running:
             peer.cpu_seconds += _cpu_seconds(peer.process.pid) or 0.0
-            peer.process.send_signal(signal.SIGKILL)
-            peer.process.wait()
+            peer.process.kill()
         peer.restarts += 1
         with self._lock:
             self._pending_back[peer.name] = time.monotonic()
@@ -184,22 +181,19 @@ class Soak:
     def sample_memory(self) -> None:
         now = time.monotonic() - self.started
         for peer in self.peers:
-            if peer.process is not None and peer.process.poll() is None:
+            if peer.process is not None and peer.process.running:
                 rss = _resident_kib(peer.process.pid)
                 if rss is not None and (not peer.memory or now - peer.memory[-1][0] >= 30):
                     peer.memory.append((now, rss))
 
     def stop(self) -> None:
         for peer in self.peers:
-            if peer.process is not None and peer.process.poll() is None:
+            if peer.process is not None and peer.process.running:
                 peer.cpu_seconds += _cpu_seconds(peer.process.pid) or 0.0
-                peer.process.send_signal(signal.SIGTERM)
+                peer.process.terminate()  # all at once: they leave the table together
         for peer in self.peers:
             if peer.process is not None:
-                try:
-                    peer.process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    peer.process.kill()
+                peer.process.stop()
 
     def report(self, final: bool) -> dict[str, Any]:
         with self._lock:
@@ -246,50 +240,38 @@ class Soak:
     # --- helpers --------------------------------------------------------------------------------
 
     def _launch(self, peer: Peer) -> None:
-        peer.folder.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "NERTS_LAN_DATA": str(peer.folder), "PYTHONUNBUFFERED": "1"}
-        stderr = (peer.folder / "stderr.txt").open("a")
-        peer.process = subprocess.Popen(
-            [sys.executable, "-m", "nerts_lan", *peer.command],
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-            env=env,
+        peer.process = PeerProcess(
+            peer.command,
+            peer.folder,
+            stderr_file=peer.folder / "stderr.txt",
+            on_record=lambda record: self._read(peer, record),
         )
-        threading.Thread(target=self._read, args=(peer, peer.process), daemon=True).start()
 
-    def _read(self, peer: Peer, process: subprocess.Popen[str]) -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            event = record.get("event")
-            with self._lock:
-                if event == "round_over" and isinstance(record.get("round"), int):
-                    peer.rounds[record["round"]] = str(record.get("state_hash"))
-                elif event == "joined":
-                    since = self._pending_back.pop(peer.name, None)
-                    if since is not None:
-                        self.back_times.append(time.monotonic() - since)
-                elif event == "error":
-                    peer.errors.append(str(record.get("message")))
-                elif event == "hosting":
-                    peer.hosting = record
+    def _read(self, peer: Peer, record: dict[str, Any]) -> None:
+        """One JSON line of ``peer`` (from its reader thread)."""
+        event = record.get("event")
+        with self._lock:
+            if event == "round_over" and isinstance(record.get("round"), int):
+                peer.rounds[record["round"]] = str(record.get("state_hash"))
+            elif event == "joined":
+                since = self._pending_back.pop(peer.name, None)
+                if since is not None:
+                    self.back_times.append(time.monotonic() - since)
+            elif event == "error":
+                peer.errors.append(str(record.get("message")))
 
     def _wait_for_hosting(self, host: Peer, timeout: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                if host.hosting is not None:
-                    return host.hosting
-            time.sleep(0.1)
-        raise SystemExit(f"soak: the host printed no 'hosting' line within {timeout} s")
+        assert host.process is not None
+        try:
+            return host.process.wait_for("hosting", timeout)
+        except AssertionError:
+            raise SystemExit(
+                f"soak: the host printed no 'hosting' line within {timeout} s"
+            ) from None
 
     def _cpu_of(self, peer: Peer) -> float:
         live = 0.0
-        if peer.process is not None and peer.process.poll() is None:
+        if peer.process is not None and peer.process.running:
             live = _cpu_seconds(peer.process.pid) or 0.0
         return peer.cpu_seconds + live
 

@@ -47,6 +47,16 @@ def test_net_knows_nothing_of_nerts() -> None:
         assert "nerts_lan" not in imported and "ui" not in imported, path
 
 
+def test_ui_reaches_the_network_only_through_nerts_lan() -> None:
+    """The window draws and sends intents: sockets, mDNS and the ordering core stay behind
+    ``nerts_lan`` (every import counts, those inside functions too)."""
+    modules = sorted((ROOT / "ui").rglob("*.py"))
+    assert modules
+    for path in modules:
+        reached = _imports(path) & {"net", "zeroconf", "socket"}
+        assert not reached, f"{path.relative_to(ROOT)} imports {sorted(reached)}"
+
+
 def test_the_engine_sees_no_network_and_no_window() -> None:
     for path in sorted((ROOT / "nerts_lan").glob("*.py")):
         if path.stem in ("cli", "bench", "__main__"):

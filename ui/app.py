@@ -23,7 +23,7 @@ from nerts_lan.replay import ReplaySession
 from nerts_lan.session import Session
 
 from .config import Settings, WindowConfig, load_settings, save_settings
-from .lobby import LobbyProvider, NoNetwork, TableInfo
+from .lobby import ListedTable, LobbyProvider, NoNetwork
 from .lobby_screen import LobbyScreen
 from .menu_screen import MenuScreen
 from .overlays import OptionsOverlay, Overlay
@@ -141,7 +141,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
     def show_host_form(self) -> None:
         self._show_lobby(host_form=True)
 
-    def join_table(self, table: TableInfo) -> None:
+    def join_table(self, table: ListedTable) -> None:
         if table.needs_code:
             self._show_lobby(host_form=False, code_table=table)  # asks for the code first
             return
@@ -271,7 +271,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
             return str(self.current.player())
         return str(self.settings.player_name or "You")
 
-    def _show_lobby(self, host_form: bool, code_table: TableInfo | None = None) -> None:
+    def _show_lobby(self, host_form: bool, code_table: ListedTable | None = None) -> None:
         player = self._player_name()
         self._replace(
             LobbyScreen(

@@ -1,8 +1,8 @@
 """The lobby over the LAN: tables found by mDNS, live, and a ``LanSession`` to host or join one.
 
-``LanLobby`` is the window's ``LobbyProvider``. It browses ``_nerts._tcp.local.`` in a network
-thread of its own for as long as the window is open, so tables appear and vanish in the menu as
-they are opened and closed; hosting or joining starts a ``LanSession`` (its own network thread)
+``LanLobby`` is the window's ``LobbyProvider``. Its ``TableBrowser`` watches the LAN's adverts
+for as long as the window is open, so tables appear and vanish in the menu as they are opened and
+closed; hosting or joining starts a ``LanSession`` (its own network thread)
 without blocking the window. While the player sits in the lobby of that table, ``lobby()`` is the
 latest ``LobbyView`` and the lobby commands (sit, ready, bot, start) go to the table; once a round
 is dealt, ``poll`` hands the session over (to the table screen, which then owns and closes it).
@@ -11,33 +11,25 @@ Nothing here imports pyglet.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
-from concurrent.futures import Future
-from typing import Any
 
 from nerts_lan.advert import (
     CODE_REFUSALS,
-    PROTOCOL,
-    SERVICE_TYPE,
     LanOptions,
+    TableInfo,
     normalize_code,
     persistent_peer_id,
-    table_from_advert,
+    refusal_text,
 )
-from nerts_lan.advert import TableInfo as AdvertisedTable
+from nerts_lan.browse import TableBrowser
 from nerts_lan.engine import Options
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.lan_session import LanSession
 from nerts_lan.matchlog import data_folder
 from nerts_lan.session import Session
 from nerts_lan.table import TableSettings
-from net.discovery import Advert, Discovery
-from net.runtime import NetworkThread
-from net.transport import WRONG_CODE
 
-from .lobby import HostRequest, TableInfo
+from .lobby import HostRequest, ListedTable
 
 __all__ = ["LanLobby"]
 
@@ -63,23 +55,21 @@ class LanLobby:
         self.bot = bot
         self.bot_delay = bot_delay
         self.session: LanSession | None = None
-        self._browser: NetworkThread | None = None
-        self._discovery: Future[Discovery] | None = None
-        self._adverts: dict[str, AdvertisedTable] = {}
-        """By mDNS instance name."""
-        self._tables: list[TableInfo] = []
+        self._browser: TableBrowser | None = None
+        """Started on first use, for as long as the window is open."""
         self._problem = ""
         self._closed = False
 
     # --- the list of tables ---------------------------------------------------------------------
 
-    def tables(self) -> list[TableInfo]:
-        self._browse()
-        return list(self._tables)
+    def tables(self) -> list[ListedTable]:
+        browser = self._browse()
+        return [_listed(t) for t in browser.tables()] if browser is not None else []
 
-    def advertised(self, table_id: str) -> AdvertisedTable | None:
+    def advertised(self, table_id: str) -> TableInfo | None:
         """What the advert of ``table_id`` says (address and port included)."""
-        return next((t for t in self._adverts.values() if t.table_id == table_id), None)
+        browser = self._browse()
+        return browser.table(table_id) if browser is not None else None
 
     # --- host and join ------------------------------------------------------------------------
 
@@ -171,17 +161,14 @@ class LanLobby:
     def poll(self, now: float) -> Session | None:
         """Refresh the list; the session once a round is dealt at the player's table (once)."""
         self._browse()
-        self._refresh_tables()
         session = self.session
         if session is None:
             return None
         events = session.poll(now)
         error = session.start_error()
         if error is not None:
-            if error == WRONG_CODE:
-                self._problem = "wrong code: check it with the host and try again"
-            elif error in CODE_REFUSALS:
-                self._problem = f"the table refused us: {error}"
+            if error in CODE_REFUSALS:
+                self._problem = refusal_text(error)
             else:
                 self._problem = f"could not reach the table: {error}"
             self.leave()
@@ -198,52 +185,20 @@ class LanLobby:
         self._closed = True
         self.leave()
         browser, self._browser = self._browser, None
-        if browser is None:
-            return
-        discovery = self._discovery
-        with contextlib.suppress(Exception):
-            if discovery is not None:
-                browser.run(discovery.result(5).async_close(), timeout=5)
-        browser.stop()
+        if browser is not None:
+            browser.close()
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _browse(self) -> None:
-        if self._browser is not None or self._closed:
-            return
-        browser = self._browser = NetworkThread("nerts-browse")
-
-        def seen(name: str, advert: Advert | None) -> None:
-            browser.post((name, advert))
-
-        async def start() -> Discovery:
-            discovery = Discovery(self.interface)
-            discovery.browse(SERVICE_TYPE, seen)
-            return discovery
-
-        self._discovery = asyncio.run_coroutine_threadsafe(start(), browser.loop)
-
-    def _refresh_tables(self) -> None:
-        browser = self._browser
-        if browser is None:
-            return
-        changes: list[Any] = browser.drain()
-        if not changes:
-            return
-        for name, advert in changes:
-            table = table_from_advert(advert) if advert is not None else None
-            if table is not None and table.version == PROTOCOL:
-                self._adverts[name] = table
-            else:
-                self._adverts.pop(name, None)
-        self._tables = sorted(
-            (_listed(t) for t in self._adverts.values()), key=lambda t: (t.name, t.table_id)
-        )
+    def _browse(self) -> TableBrowser | None:
+        if self._browser is None and not self._closed:
+            self._browser = TableBrowser(self.interface)
+        return self._browser
 
 
-def _listed(table: AdvertisedTable) -> TableInfo:
+def _listed(table: TableInfo) -> ListedTable:
     per_team = 2 if table.mode == "partnership" else 1
-    return TableInfo(
+    return ListedTable(
         table_id=table.table_id,
         name=table.name,
         host=table.host_name,

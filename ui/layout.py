@@ -259,16 +259,8 @@ def compute_layout(
     top_n, side_n = side_counts(others)
 
     # The other teams: small rows along the top, then down the sides.
-    above = height - band_h - margin
-    small_h = own_h * 0.62
     small_label = 14.0
-    if top_n:
-        per_block = (width - 2 * margin - (top_n - 1) * margin * 2) / top_n
-        small_h = min(small_h, per_block / (span * CARD_ASPECT), (above * 0.36) / 1.9)
-    if side_n:
-        side_room = (above - (small_h * 1.9 + small_label if top_n else 0)) / side_n
-        small_h = min(small_h, width * 0.26 / (span * CARD_ASPECT), (side_room - small_label) / 1.9)
-    small_h = max(small_h, 12.0)
+    small_h = _small_card_height(width, height - band_h - margin, margin, own_h, span, others)
     small_w = small_h * CARD_ASPECT
     block_w = span * small_w
     block_h = small_h * 1.9 + small_label
@@ -319,6 +311,23 @@ def compute_layout(
         cols,
         rows,
     )
+
+
+def _small_card_height(
+    width: int, above: float, margin: float, own_h: float, span: float, others: int
+) -> float:
+    """The card height of the other teams' blocks: as large as fits the room above the local
+    band, along the top and down the sides, and never larger than 0.62 of the local cards."""
+    top_n, side_n = side_counts(others)
+    small_label = 14.0
+    small_h = own_h * 0.62
+    if top_n:
+        per_block = (width - 2 * margin - (top_n - 1) * margin * 2) / top_n
+        small_h = min(small_h, per_block / (span * CARD_ASPECT), (above * 0.36) / 1.9)
+    if side_n:
+        side_room = (above - (small_h * 1.9 + small_label if top_n else 0)) / side_n
+        small_h = min(small_h, width * 0.26 / (span * CARD_ASPECT), (side_room - small_label) / 1.9)
+    return max(small_h, 12.0)
 
 
 def placements(layout: TableLayout, state: State) -> list[Placement]:

@@ -16,11 +16,11 @@ from nerts_lan.engine import Options
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.session import Session
 
-__all__ = ["HostRequest", "LobbyProvider", "NoNetwork", "TableInfo"]
+__all__ = ["HostRequest", "ListedTable", "LobbyProvider", "NoNetwork"]
 
 
 @dataclass(frozen=True, slots=True)
-class TableInfo:
+class ListedTable:
     """A table seen on the LAN."""
 
     table_id: str
@@ -58,7 +58,7 @@ class HostRequest:
 class LobbyProvider(Protocol):
     """The network side of the lobby. Every call returns at once; ``poll`` is called each frame."""
 
-    def tables(self) -> list[TableInfo]:
+    def tables(self) -> list[ListedTable]:
         """The tables found so far (the lobby redraws when this list changes)."""
         ...
 
@@ -125,7 +125,7 @@ class NoNetwork:
     def __init__(self, status: Callable[[str], None] | None = None) -> None:
         self._status = status
 
-    def tables(self) -> list[TableInfo]:
+    def tables(self) -> list[ListedTable]:
         return []
 
     def host(self, player: str, request: HostRequest) -> None:

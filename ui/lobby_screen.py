@@ -23,10 +23,11 @@ from nerts_lan.advert import make_table_code, normalize_code
 from nerts_lan.engine import BACK_COLOURS, Options
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.session import Session
+from nerts_lan.table import TableSettings
 
 from .config import Settings
 from .layout import Rect
-from .lobby import HostRequest, LobbyProvider, TableInfo
+from .lobby import HostRequest, ListedTable, LobbyProvider
 from .screen import Screen
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
 from .widgets import Button, FormScreen, Panel, TextField
@@ -50,7 +51,7 @@ class LobbyScreen(FormScreen, Screen):
         on_session: Callable[[Session], None],
         on_back: Callable[[], None],
         host_form: bool = False,
-        code_table: TableInfo | None = None,
+        code_table: ListedTable | None = None,
     ) -> None:
         self.window = window
         self.batch = batch
@@ -199,7 +200,7 @@ class LobbyScreen(FormScreen, Screen):
 
     # --- a private table's code ------------------------------------------------------------------
 
-    def _build_code_form(self, panel: Rect, table: TableInfo) -> None:
+    def _build_code_form(self, panel: Rect, table: ListedTable) -> None:
         x, y = panel.x + 28, panel.top - 44
         self.text(f"Join {table.name}", x, y, size=24, bold=True, colour=ACCENT)
         y -= 44
@@ -251,10 +252,18 @@ class LobbyScreen(FormScreen, Screen):
             if not self.lobby.active:
                 self.button(Rect(x, panel.y + 24, 160, 46), "Back", self._back, (70, 70, 80))
             return
+        self._build_heading(panel, view, settings, x, y)
+        self._build_teams(panel, view, settings, y - 80)
+        self._build_members(panel, view)
+        self._build_actions(panel, view, x)
+
+    def _build_heading(
+        self, panel: Rect, view: LobbyView, settings: TableSettings, x: float, y: float
+    ) -> None:
         self.text(settings.name, x, y, size=24, bold=True, colour=ACCENT)
         mode = "partnership" if settings.partnership else "singles"
         options = settings.options
-        host = view.name_of(view.host) if view.host else "?"
+        host = _host_name(view)
         self.text(
             f"hosted by {host} · {mode} · flip {options.flip} · to {options.target}",
             x,
@@ -265,7 +274,7 @@ class LobbyScreen(FormScreen, Screen):
         code = self.lobby.table_code
         if code is not None:
             # Above the members' list, clear of the Leave button: the host reads it out.
-            cx = panel.x + 56 + (panel.w - 84) * 0.62
+            cx = panel.x + 56 + _column(panel)
             self.text(f"Table code: {code}", cx, panel.top - 66, size=18, bold=True, colour=GOOD)
             self.text("the players who join type it", cx, panel.top - 88, size=12, colour=TEXT_DIM)
         if view.phase != "lobby":
@@ -276,19 +285,17 @@ class LobbyScreen(FormScreen, Screen):
                 size=14,
                 colour=WARN,
             )
-        # Teams, left; members, right.
-        column = (panel.w - 84) * 0.62
-        y -= 80
+
+    def _build_teams(self, panel: Rect, view: LobbyView, settings: TableSettings, y: float) -> None:
+        """The teams, on the left: who sits where, and the buttons to sit or add a bot."""
+        x = panel.x + 28
         row_h = min(46.0, (y - panel.y - 150) / max(settings.teams, 1))
         mine = view.my_seat
         in_lobby = view.phase == "lobby"
         for team in range(settings.teams):
             seats = view.team(team)
             colour = team_rgb(BACK_COLOURS[team])
-            names = ", ".join(
-                s.player + (" ✓" if (s.owner in view.ready or s.owner is None) else "")
-                for s in seats
-            )
+            names = ", ".join(s.player + (" ✓" if _is_ready(view, s.owner) else "") for s in seats)
             self.items.append(_Swatch(self.batch, self.group, x, y - row_h / 2 + 4, colour))
             self.text(
                 BACK_COLOURS[team].capitalize(), x + 26, y - row_h / 2 + 4, size=15, bold=True
@@ -300,7 +307,7 @@ class LobbyScreen(FormScreen, Screen):
                 size=14,
             )
             free = len(seats) < settings.per_team
-            bx = x + column - 200
+            bx = x + _column(panel) - 200
             if in_lobby and free and (mine is None or mine.team != team):
                 self.button(
                     Rect(bx, y - row_h + 8, 100, row_h - 10), "Sit here", self._sitter(team)
@@ -313,14 +320,14 @@ class LobbyScreen(FormScreen, Screen):
                     (52, 90, 130),
                 )
             y -= row_h
-        mx, my = panel.x + 56 + column, panel.top - 124
+
+    def _build_members(self, panel: Rect, view: LobbyView) -> None:
+        """The members, on the right, and what each is doing."""
+        mx, my = panel.x + 56 + _column(panel), panel.top - 124
         self.text("At the table", mx, my, size=16, bold=True, colour=ACCENT)
         for peer, name in view.members:
             my -= 26
-            seated = next((s for s in view.seats if s.owner == peer), None)
-            state = (
-                "watching" if seated is None else ("ready" if peer in view.ready else "not ready")
-            )
+            state = _member_state(view, peer)
             role = " (host)" if peer == view.host else ""
             you = " — you" if peer == view.me else ""
             self.text(
@@ -330,8 +337,12 @@ class LobbyScreen(FormScreen, Screen):
                 size=14,
                 colour=GOOD if state == "ready" else TEXT_DIM,
             )
-        # The player's buttons.
+
+    def _build_actions(self, panel: Rect, view: LobbyView, x: float) -> None:
+        """The player's buttons (ready, and the host's start and bot level) and a hint."""
         by = panel.y + 24
+        in_lobby = view.phase == "lobby"
+        mine = view.my_seat
         if in_lobby and mine is not None:
             ready = view.me in view.ready
             self.button(
@@ -361,7 +372,7 @@ class LobbyScreen(FormScreen, Screen):
             )
         elif in_lobby:
             self.text(
-                f"{host} starts the match once everyone is ready"
+                f"{_host_name(view)} starts the match once everyone is ready"
                 if mine is not None
                 else "Pick a team to play",
                 x,
@@ -436,3 +447,22 @@ class _Swatch:
 
     def delete(self) -> None:
         self.shape.delete()
+
+
+def _host_name(view: LobbyView) -> str:
+    return view.name_of(view.host) if view.host else "?"
+
+
+def _column(panel: Rect) -> float:
+    """Where the members' column starts, from the teams' left edge: teams left, members right."""
+    return (panel.w - 84) * 0.62
+
+
+def _is_ready(view: LobbyView, owner: str | None) -> bool:
+    return owner is None or owner in view.ready  # a bot is always ready
+
+
+def _member_state(view: LobbyView, peer: str) -> str:
+    if not any(s.owner == peer for s in view.seats):
+        return "watching"
+    return "ready" if peer in view.ready else "not ready"

@@ -18,7 +18,7 @@ from nerts_lan.practice import MAX_OPPONENTS, PracticeConfig
 
 from .config import Settings
 from .layout import Rect
-from .lobby import HostRequest, LobbyProvider, TableInfo
+from .lobby import HostRequest, ListedTable, LobbyProvider
 from .screen import Screen
 from .theme import ACCENT, TEXT_DIM, WARN
 from .widgets import Button, FormScreen, Panel, TextField
@@ -41,7 +41,7 @@ class MenuScreen(FormScreen, Screen):
         on_practice: Callable[[PracticeConfig], None],
         on_options: Callable[[], None] | None = None,
         on_host: Callable[[], None] | None = None,
-        on_join: Callable[[TableInfo], None] | None = None,
+        on_join: Callable[[ListedTable], None] | None = None,
     ) -> None:
         """``on_host()`` opens the host's form and ``on_join(table)`` joins ``table`` (with a
         network); without them the buttons only say that the LAN is not available."""
@@ -60,7 +60,7 @@ class MenuScreen(FormScreen, Screen):
         self.items: list[Any] = []
         self.buttons: list[Button] = []
         self.name_field: TextField | None = None
-        self._tables: list[TableInfo] = []
+        self._tables: list[ListedTable] = []
         self._message = ""
         self.dirty = True
         self.resize(window.width, window.height)
@@ -79,7 +79,6 @@ class MenuScreen(FormScreen, Screen):
         value = field.value if field is not None else self.settings.player_name
         focused = field.focused if field is not None else False
         self._clear()
-        s = self.settings
         margin = 24.0
         self.text(
             "Nerts", width / 2, height - 60, size=46, bold=True, colour=ACCENT, anchor_x="center"
@@ -97,13 +96,30 @@ class MenuScreen(FormScreen, Screen):
         right = Rect(width / 2 + margin / 2, margin, col_w, height - 150 - margin)
         self.items.append(Panel(self.batch, self.group, left, alpha=200))
         self.items.append(Panel(self.batch, self.group, right, alpha=200))
+        self._build_practice(left, value, focused)
+        self._build_tables(right)
+        if self.on_options is not None:
+            self.button(Rect(width - 130, height - 50, 110, 34), "Options", self.on_options)
+        if self._message:
+            self.text(
+                self._message,
+                width / 2,
+                8,
+                size=13,
+                colour=WARN,
+                anchor_x="center",
+                anchor_y="bottom",
+            )
+        self.dirty = True
 
-        # Left: name and practice.
+    def _build_practice(self, left: Rect, name: str, focused: bool) -> None:
+        """The left column: the player's name and a practice game against bots."""
+        s = self.settings
         x, y = left.x + 20, left.top - 34
         self.text("Your name", x, y, size=15, bold=True)
         y -= 46
         self.name_field = TextField(
-            self.batch, self.group, self.text_group, Rect(x, y, left.w - 40, 34), value
+            self.batch, self.group, self.text_group, Rect(x, y, left.w - 40, 34), name
         )
         self.name_field.focus(focused)
         y -= 46
@@ -124,7 +140,8 @@ class MenuScreen(FormScreen, Screen):
             Rect(x, left.y + 20, left.w - 40, 46), "Practice", self._practice, (40, 120, 72)
         )
 
-        # Right: the LAN.
+    def _build_tables(self, right: Rect) -> None:
+        """The right column: the tables found on the LAN, to join or watch, and hosting one."""
         x, y = right.x + 20, right.top - 34
         self.text("Tables on your LAN", x, y, size=17, bold=True, colour=ACCENT)
         y -= 36
@@ -151,19 +168,6 @@ class MenuScreen(FormScreen, Screen):
         self.button(
             Rect(x, right.y + 20, right.w - 40, 46), "Host a table", self._host, (52, 90, 130)
         )
-        if self.on_options is not None:
-            self.button(Rect(width - 130, height - 50, 110, 34), "Options", self.on_options)
-        if self._message:
-            self.text(
-                self._message,
-                width / 2,
-                8,
-                size=13,
-                colour=WARN,
-                anchor_x="center",
-                anchor_y="bottom",
-            )
-        self.dirty = True
 
     def close(self) -> None:
         self._store_name()
@@ -249,10 +253,10 @@ class MenuScreen(FormScreen, Screen):
         self._message = "Hosting LAN tables comes with the network: try Practice meanwhile"
         self.resize(self.window.width, self.window.height)
 
-    def _joiner(self, table: TableInfo) -> Callable[[], None]:
+    def _joiner(self, table: ListedTable) -> Callable[[], None]:
         return lambda: self._join(table)
 
-    def _join(self, table: TableInfo) -> None:
+    def _join(self, table: ListedTable) -> None:
         self._store_name()
         if self.on_join is not None:
             self.on_join(table)

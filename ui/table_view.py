@@ -143,39 +143,10 @@ class TableView:
             if key in self.dragging:
                 continue
             sprite = self.sprites.get(key)
-            region = self._region(placement)
             if sprite is None:
-                sprite = pyglet.sprite.Sprite(
-                    region, batch=self.batch, group=self._layer(placement)
-                )
-                self.sprites[key] = sprite
-                start = placement.rect
-                if animate and placement.spawn is not None:
-                    start = placement.rect.moved_to(*placement.spawn)
-                self.shown[key] = start
-                if start != placement.rect:
-                    self.flights[key] = _Flight(start, placement.rect, now, _LOCAL_FLIGHT * 1.5)
-                    sprite.group = self.flying_group
-                self._show(key, start)
-                continue
-            if sprite.image is not region:
-                sprite.image = region
-            old = self.shown.get(key, placement.rect)
-            if old != placement.rect and animate:
-                quick = key in self.settling
-                duration = _LOCAL_FLIGHT if quick else _REMOTE_FLIGHT
-                current = self._current_rect(key, now)
-                self.flights[key] = _Flight(current, placement.rect, now, duration)
-                sprite.group = self.flying_group
-            elif key in self.flights and self.flights[key].end == placement.rect:
-                continue  # already on its way there
+                self._add_sprite(placement, now, animate)
             else:
-                self.flights.pop(key, None)
-                layer = self._layer(placement)
-                if sprite.group is not layer:
-                    sprite.group = layer
-                if old != placement.rect or key not in self.shown:
-                    self._show(key, placement.rect)
+                self._move_sprite(sprite, placement, now, animate)
         self.settling.clear()
         for key in [k for k in self.sprites if k not in keep]:
             self.sprites.pop(key).delete()
@@ -184,6 +155,45 @@ class TableView:
             self.placed.pop(key, None)
             self.dragging.pop(key, None)
         self._update_labels(state)
+
+    def _add_sprite(self, placement: Placement, now: float, animate: bool) -> None:
+        """A card that was not on the table: it appears, or flies in from where it was dealt."""
+        key = placement.key
+        sprite = pyglet.sprite.Sprite(
+            self._region(placement), batch=self.batch, group=self._layer(placement)
+        )
+        self.sprites[key] = sprite
+        start = placement.rect
+        if animate and placement.spawn is not None:
+            start = placement.rect.moved_to(*placement.spawn)
+        self.shown[key] = start
+        if start != placement.rect:
+            self.flights[key] = _Flight(start, placement.rect, now, _LOCAL_FLIGHT * 1.5)
+            sprite.group = self.flying_group
+        self._show(key, start)
+
+    def _move_sprite(self, sprite: Any, placement: Placement, now: float, animate: bool) -> None:
+        """A card already shown: it flies to its new place, or is put there at once."""
+        key = placement.key
+        region = self._region(placement)
+        if sprite.image is not region:
+            sprite.image = region
+        old = self.shown.get(key, placement.rect)
+        if old != placement.rect and animate:
+            quick = key in self.settling
+            duration = _LOCAL_FLIGHT if quick else _REMOTE_FLIGHT
+            current = self._current_rect(key, now)
+            self.flights[key] = _Flight(current, placement.rect, now, duration)
+            sprite.group = self.flying_group
+        elif key in self.flights and self.flights[key].end == placement.rect:
+            return  # already on its way there
+        else:
+            self.flights.pop(key, None)
+            layer = self._layer(placement)
+            if sprite.group is not layer:
+                sprite.group = layer
+            if old != placement.rect or key not in self.shown:
+                self._show(key, placement.rect)
 
     def update(self, now: float) -> bool:
         """Advance flights, notes and cursors to ``now``; True while something still moves."""

@@ -109,6 +109,10 @@ def test_a_latecomer_watches_then_takes_the_seat_a_bot_plays(tmp_path: Path) -> 
             if "Di" in _players(di.wait_for("round_started", timeout=90, round=round_number))
         ]
         assert seated and seated == list(range(seated[0], 4))
+        seated_line = di.wait_for("seated")  # and Di's lines say so
+        assert seated_line["player"] == "Di"
+        said = [record["event"] for record in di.lines]
+        assert "watching" in said and said.index("watching") < said.index("seated")
         for peer in peers:
             assert peer.finish(120) == 0, peer.stderr[-2000:]
         hashes = [_round_hashes(p) for p in peers]

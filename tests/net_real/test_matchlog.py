@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,7 @@ def test_a_damaged_log_keeps_everything_before_the_damage(
     assert rounds and all(whole[n] == h for n, h in rounds.items())
 
     flipped = bytearray(data)
-    flipped[len(data) * 3 // 4] ^= 0xFF
+    flipped[_inside_a_body(data, len(data) * 3 // 4)] ^= 0xFF
     bad = tmp_path / "flipped.nlog"
     bad.write_bytes(bytes(flipped))
     code, lines, err = _replay(bad, capsys)
@@ -125,3 +126,15 @@ def test_replay_without_a_window_or_file_says_what_is_wrong(
     assert "cannot read" in capsys.readouterr().err
     assert main(["replay", str(tmp_path / "absent.nlog")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def _inside_a_body(data: bytes, near: int) -> int:
+    """A byte in the body of the record at ``near`` (a flipped length field would read as a log
+    cut short, which is another test)."""
+    offset = len(MAGIC)
+    while True:
+        (length,) = struct.unpack_from(">I", data, offset)
+        body = offset + 8  # a 4-byte length and a 4-byte CRC-32 before each body
+        if body + length > near:
+            return body + length // 2
+        offset = body + length

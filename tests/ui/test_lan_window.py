@@ -7,6 +7,7 @@ so the frames are paced by the wall clock here (the window itself never sleeps).
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -64,6 +65,25 @@ def _button(screen: Any, caption: str) -> Any:
     return found[0]
 
 
+def _join_button(screen: Any, name: str) -> Any:
+    """The Join (or Watch) button of the table named ``name`` in the menu's list."""
+    rows = [t.name for t in screen._tables[:8]]
+    buttons = [b for b in screen.buttons if b.text.text in ("Join", "Watch")]
+    assert name in rows and len(buttons) == len(rows), (rows, [b.text.text for b in buttons])
+    return buttons[rows.index(name)]
+
+
+def _own_tables(lobby: LanLobby) -> list[Any]:
+    """The listed tables that are the window's own (other tests may host tables meanwhile)."""
+    assert lobby.session is not None
+    return [t for t in lobby.tables() if t.table_id == lobby.session.status.table_id]
+
+
+def _unique(name: str) -> str:
+    """A table name no other test on this machine uses (they share the loopback's mDNS)."""
+    return f"{name} {secrets.token_hex(2)}"
+
+
 def _texts(screen: Any) -> list[str]:
     return [item.text for item in screen.items if hasattr(item, "text")]
 
@@ -103,7 +123,7 @@ def test_a_table_hosted_from_the_window_fills_readies_starts_and_shares_pointers
 
     # The table shows up in the LAN's list; a second laptop joins it (it picks Ann's team, the
     # only one with a free seat beside someone) and its bot says ready by itself.
-    listed = _run(harness, lambda: lobby.tables())
+    listed = _run(harness, lambda: _own_tables(lobby))
     assert [(t.name, t.host, t.partnership) for t in listed] == [("Ann's table", "Ann", True)]
     advert = lobby.advertised(listed[0].table_id)
     guest = LanSession.join(
@@ -145,8 +165,9 @@ def test_the_window_joins_a_headless_table_plays_a_round_and_ends_with_the_same_
     harness = lan_harness
     window = harness.window
     common = [*LOOPBACK, *FAST, "--rounds", "1", "--timeout", "60"]
+    e2e = _unique("E2E")
     host = PeerProcess(
-        ["host", "--headless", "--name", "Cy", "--table", "E2E", "--players", "3", *common],
+        ["host", "--headless", "--name", "Cy", "--table", e2e, "--players", "3", *common],
         tmp_path / "cy",
     )
     peers = [host]
@@ -154,13 +175,13 @@ def test_the_window_joins_a_headless_table_plays_a_round_and_ends_with_the_same_
         host.wait_for("hosting")
         peers.append(
             PeerProcess(
-                ["join", "--headless", "--name", "Di", "--table", "E2E", *common], tmp_path / "di"
+                ["join", "--headless", "--name", "Di", "--table", e2e, *common], tmp_path / "di"
             )
         )
         window.show_menu()
         # The table appears in the menu's list by itself; join it with the Join button.
-        _run(harness, lambda: any(t.name == "E2E" for t in window.current._tables))
-        harness.click(*_button(window.current, "Join").rect.center)
+        _run(harness, lambda: any(t.name == e2e for t in window.current._tables))
+        harness.click(*_join_button(window.current, e2e).rect.center)
         assert _screen(harness) == "LobbyScreen"
         lobby = window.lobby
         _run(harness, lambda: lobby.lobby() is not None and lobby.lobby().my_seat is not None)
@@ -209,14 +230,19 @@ def test_a_window_that_joins_mid_match_watches_the_table_read_only(lan_harness: 
     harness = lan_harness
     window = harness.window
     # A one-player table that starts by itself; its bot is too slow to ever move.
+    under_way = _unique("Under way")
     host = LanSession.host(
         LanOptions("Eve", "eve-3", interface="127.0.0.1", bot="easy", bot_delay=1e6, players=1),
-        TableSettings("Under way"),
+        TableSettings(under_way),
     )
     try:
         window.show_menu()
-        _run(harness, lambda: any(t.started for t in window.current._tables))
-        harness.click(*_button(window.current, "Watch").rect.center)
+        _run(
+            harness, lambda: any(t.started and t.name == under_way for t in window.current._tables)
+        )
+        watch = _join_button(window.current, under_way)
+        assert watch.text.text == "Watch"
+        harness.click(*watch.rect.center)
         screen = _run(
             harness, lambda: window.current if _screen(harness) == "TableScreen" else None
         )
@@ -240,17 +266,18 @@ def test_a_private_table_asks_for_its_code_and_a_wrong_one_is_refused(
 ) -> None:
     harness = lan_harness
     window = harness.window
+    private = _unique("Private")
     host = PeerProcess(
-        headless("host", "Cy", "Private", "--private", "--players", "2"),
+        headless("host", "Cy", private, "--private", "--players", "2"),
         tmp_path / "cy",
     )
     try:
         code = host.wait_for("hosting")["code"]
         assert code and len(code) == 4
         window.show_menu()
-        _run(harness, lambda: any(t.name == "Private" for t in window.current._tables))
+        _run(harness, lambda: any(t.name == private for t in window.current._tables))
         assert any("needs a code" in t for t in _texts(window.current))
-        harness.click(*_button(window.current, "Join").rect.center)
+        harness.click(*_join_button(window.current, private).rect.center)
         form = window.current
         assert _screen(harness) == "LobbyScreen" and not window.lobby.active
         assert any("This table is private" in t for t in _texts(form))
@@ -271,7 +298,7 @@ def test_a_private_table_asks_for_its_code_and_a_wrong_one_is_refused(
         harness.send("on_key_press", _key("ENTER"), 0)
         lobby = window.lobby
         _run(harness, lambda: lobby.lobby() is not None and lobby.lobby().my_seat is not None)
-        assert lobby.lobby().settings.name == "Private"
+        assert lobby.lobby().settings.name == private
         assert any(f"Table code: {code}" in t for t in _texts(window.current))
     finally:
         host.stop()
@@ -299,7 +326,7 @@ def test_a_table_hosted_private_from_the_window_shows_its_code_and_needs_it(
     _run(harness, lambda: lobby.lobby() is not None and lobby.lobby().my_seat is not None)
     assert any(f"Table code: {code}" in t for t in _texts(window.current))
 
-    listed = _run(harness, lambda: lobby.tables())
+    listed = _run(harness, lambda: _own_tables(lobby))
     assert listed[0].needs_code
     advert = lobby.advertised(listed[0].table_id)
     wrong = "".join("B" if ch != "B" else "C" for ch in code)

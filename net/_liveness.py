@@ -1,0 +1,99 @@
+"""Liveness of the core: heartbeats, the acknowledgement schedule and suspicion.
+
+Private to `net.core`. See "Liveness" in docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from net._outbox import Outbox
+from net.events import MemberRecovered, MemberSuspected
+from net.messages import Heartbeat
+
+__all__ = ["Liveness"]
+
+
+class Liveness:
+    """When we last heard each member, whom we suspect, and when an acknowledgement is due."""
+
+    def __init__(self, outbox: Outbox, heartbeat_interval: float, ack_delay: float) -> None:
+        self._out = outbox
+        self._heartbeat_interval = heartbeat_interval
+        self._ack_delay = ack_delay
+        self._last_heard: dict[str, float] = {}
+        self._suspected: set[str] = set()
+        self._ack_due: float | None = None
+
+    def watch(self, peer: str, now: float, sent_at: float) -> None:
+        """Start watching member `peer`, heard at `now`, last sent to at `sent_at`."""
+        self._last_heard[peer] = now
+        self._out.track(peer, sent_at)
+
+    def forget(self, peer: str) -> None:
+        """Member `peer` was removed."""
+        self._last_heard.pop(peer, None)
+        self._out.untrack(peer)
+        self._suspected.discard(peer)
+
+    def heard(self, peer: str, now: float) -> None:
+        """A frame from member `peer` (one we are removing counts as heard, not recovered)."""
+        self._last_heard[peer] = now
+
+    def recovered(self, peer: str) -> None:
+        """Member `peer`, processed normally again, is no longer suspected."""
+        if peer in self._suspected:
+            self._suspected.discard(peer)
+            self._out.emit(MemberRecovered(peer))
+
+    def silence(self, peer: str, now: float) -> float:
+        """How long member `peer` has been silent."""
+        return now - self._last_heard[peer]
+
+    def check_silence(self, now: float, watched: Iterable[str], suspect_timeout: float) -> None:
+        """Report the watched members silent for `suspect_timeout` as suspected."""
+        for peer in watched:
+            silence = now - self._last_heard[peer]
+            if silence >= suspect_timeout and peer not in self._suspected:
+                self._suspected.add(peer)
+                self._out.emit(MemberSuspected(peer))
+
+    def schedule_ack(self, now: float) -> None:
+        if self._ack_due is None:
+            self._ack_due = now + self._ack_delay
+
+    def cancel_ack(self) -> None:
+        """A frame to every member just acknowledged everything."""
+        self._ack_due = None
+
+    def ack_pending(self) -> bool:
+        return self._ack_due is not None
+
+    def send_beats(self, now: float, dests: list[str]) -> None:
+        """Acknowledge when due (to everyone), else send heartbeats to members we left idle."""
+        if self._ack_due is not None and now >= self._ack_due:
+            due = dests
+            self._ack_due = None
+        else:
+            interval = self._heartbeat_interval
+            due = [d for d in dests if now >= self._out.last_sent_to(d) + interval]
+        if due:
+            out = self._out
+            out.broadcast(Heartbeat(out.tick_clock(), out.incarnation, out.seen()), due)
+
+    def timers(
+        self, dests: list[str], watched: Iterable[str], suspect_after: float, exclude_after: float
+    ) -> list[float]:
+        """When acks, heartbeats, and the suspicion and exclusion of watched members next need
+        a tick."""
+        times: list[float] = []
+        if self._ack_due is not None and dests:
+            times.append(self._ack_due)
+        for peer in dests:
+            times.append(self._out.last_sent_to(peer) + self._heartbeat_interval)
+        for peer in watched:
+            heard = self._last_heard[peer]
+            if peer not in self._suspected:
+                times.append(heard + suspect_after)
+            times.append(heard + exclude_after)
+        return times

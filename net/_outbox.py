@@ -1,0 +1,86 @@
+"""What the parts of the ordering core send and report, stamped by one Lamport clock.
+
+Private to `net.core`: every part holds the core's one `Outbox` and sends through it, so that
+frames and events keep the order in which the parts produced them (see docs/protocol.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from net.events import Event
+from net.messages import Message, Seen, encode_message
+
+__all__ = ["Outbox"]
+
+
+class Outbox:
+    """The frames to send and the events to return, the Lamport clock that stamps every frame,
+    the time of the input being handled, and when we last sent to each member."""
+
+    def __init__(self, peer_id: str, incarnation: int, now: float) -> None:
+        self.peer_id = peer_id
+        self.incarnation = incarnation
+        self.now = now
+        self.clock = 0
+        self.frames: list[tuple[str, bytes]] = []
+        self.events: list[Event] = []
+        self._last_sent: dict[str, float] = {}
+        self._seen: Callable[[], Seen] = dict
+
+    def bind_seen(self, seen: Callable[[], Seen]) -> None:
+        """Where the ``seen`` vector every frame carries comes from (the ordered log)."""
+        self._seen = seen
+
+    def tick_clock(self) -> int:
+        """Advance the clock for a new frame and return its timestamp."""
+        self.clock += 1
+        return self.clock
+
+    def merge_clock(self, ts: int) -> None:
+        """Move the clock up to a timestamp we received (a member's frame, a decided marker)."""
+        self.clock = max(self.clock, ts)
+
+    def seen(self) -> Seen:
+        """The ``seen`` vector for a frame sent now."""
+        return self._seen()
+
+    def emit(self, event: Event) -> None:
+        """Report an event to the application."""
+        self.events.append(event)
+
+    def send(self, dest: str, message: Message) -> None:
+        """Queue one frame for `dest`."""
+        self.frames.append((dest, encode_message(message)))
+        if dest in self._last_sent:
+            self._last_sent[dest] = self.now
+
+    def broadcast(self, message: Message, dests: Iterable[str]) -> None:
+        """Queue the same frame for each of `dests`."""
+        data = encode_message(message)
+        for dest in dests:
+            self.frames.append((dest, data))
+            if dest in self._last_sent:
+                self._last_sent[dest] = self.now
+
+    def track(self, dest: str, sent_at: float) -> None:
+        """Record sending times to `dest` (a member), starting as if sent at `sent_at`."""
+        self._last_sent[dest] = sent_at
+
+    def untrack(self, dest: str) -> None:
+        """Stop recording sending times to `dest` (no longer a member)."""
+        self._last_sent.pop(dest, None)
+
+    def last_sent_to(self, dest: str) -> float:
+        """When we last sent a frame to member `dest`."""
+        return self._last_sent[dest]
+
+    def drain_frames(self) -> list[tuple[str, bytes]]:
+        """Take the frames queued so far."""
+        frames, self.frames = self.frames, []
+        return frames
+
+    def drain_events(self) -> list[Event]:
+        """Take the events reported so far."""
+        events, self.events = self.events, []
+        return events

@@ -1,0 +1,24 @@
+"""docs/protocol.md specifies the core part by part: each private part of the core names the
+section that describes it, and that section exists."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PARTS = ["_log", "_guard", "_liveness", "_membership", "_agreement", "_grounds", "_viewchange"]
+PARTS += ["_splits", "_transfer"]
+
+
+@pytest.mark.parametrize("module", PARTS)
+def test_each_part_points_at_its_section_of_the_protocol(module: str) -> None:
+    source = (ROOT / "net" / f"{module}.py").read_text()
+    docstring = ast.get_docstring(ast.parse(source)) or ""
+    named = re.search(r'"([^"]+)"\s+in\s+docs/protocol\.md', docstring.replace("\n", " "))
+    assert named, f"net/{module}.py does not name its section of docs/protocol.md"
+    headings = re.findall(r"^#+ (.+)$", (ROOT / "docs" / "protocol.md").read_text(), re.M)
+    assert any(h.startswith(named.group(1)) for h in headings), (named.group(1), headings)

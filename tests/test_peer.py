@@ -301,3 +301,18 @@ def test_each_driver_runs_the_table_peer_and_keeps_no_table_logic(path: str) -> 
         and not isinstance(node.func.value, ast.Call)  # hashlib.sha256(...).digest() is not
     ]
     assert not digests, f"{path} hashes the table itself"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["peer.py", "effects.py", "table.py", "seating.py", "commands.py"],
+)
+def test_the_table_peer_has_no_clock_randomness_or_io_of_its_own(path: str) -> None:
+    tree = ast.parse((ROOT / "nerts_lan" / path).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            imported.add((node.module or "").split(".")[0])
+    assert not imported & {"time", "random", "secrets", "asyncio", "socket", "os", "threading"}

@@ -22,6 +22,7 @@ from net.runtime import NetworkThread
 from .actions import Action
 from .advert import LanOptions, TableInfo
 from .agent import TableAgent
+from .commands import AddBot, Ready, RemoveBot, Sit, Stand, Start
 from .cursor import MAX_HOLDING, encode_cursor
 from .engine import State, Table
 from .lan_events import LobbyView, SeatStatus, ViewChanged
@@ -197,25 +198,25 @@ class LanSession:
 
     def sit(self, team: int) -> None:
         """Sit on team ``team`` (0-based), leaving a seat held before; readiness is reset."""
-        self._call(self._agent.node_submit, {"k": "sit", "team": team})
+        self._call(self._agent.submit, Sit(team))
 
     def stand(self) -> None:
-        self._call(self._agent.node_submit, {"k": "stand"})
+        self._call(self._agent.submit, Stand())
 
     def ready(self, on: bool) -> None:
-        self._call(self._agent.node_submit, {"k": "ready", "on": bool(on)})
+        self._call(self._agent.submit, Ready(bool(on)))
 
     def add_bot(self, team: int, level: str) -> None:
         """Host only: a bot of ``level`` on team ``team``."""
-        self._call(self._agent.node_submit, {"k": "bot", "team": team, "level": level})
+        self._call(self._agent.submit, AddBot(team, level))
 
     def remove_bot(self, player: str) -> None:
         """Host only."""
-        self._call(self._agent.node_submit, {"k": "unbot", "player": player})
+        self._call(self._agent.submit, RemoveBot(player))
 
     def start(self) -> None:
         """Host only: start the match (refused by everyone alike unless ``can_start()``)."""
-        self._call(self._agent.node_submit, {"k": "start"})
+        self._call(self._agent.submit, Start())
 
     def send_cursor(self, player: str, x: float, y: float, holding: tuple[str, ...]) -> None:
         """Share a local player's pointer: at most about 30 updates a second per player (the

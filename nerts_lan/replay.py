@@ -25,7 +25,7 @@ from .matchlog import apply_record, damage_report
 from .replica import ActionApplied, ActionRejected, RoundEnded
 from .scoring import Match
 from .session import MatchEnded, RoundStarted, SessionEvent
-from .table import TableMachine
+from .table import TableMachine, TablePhase
 
 __all__ = ["PACE", "SPEEDS", "ReplayRound", "ReplaySession", "fold_rounds", "writer_of"]
 
@@ -392,7 +392,7 @@ class _Builder:
 
     def snapshot(self, machine: TableMachine) -> None:
         """A peer caught up from a snapshot: a round in play goes on from its state."""
-        if machine.phase != "playing" or machine.view is None:
+        if machine.phase is not TablePhase.PLAYING or machine.view is None:
             return
         current = self._open
         if current is not None and current.number == machine.round_number:

@@ -12,6 +12,7 @@ other seats) and the network session (peers on the LAN).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Protocol, TypeAlias, runtime_checkable
 
 from .actions import Action
@@ -22,6 +23,7 @@ from .scoring import Match
 __all__ = [
     "CursorMoved",
     "EntryIgnored",
+    "IgnoredKind",
     "MatchEnded",
     "PacedSession",
     "PeerGone",
@@ -83,12 +85,25 @@ class PeerHeardAgain:
     name: str
 
 
+class IgnoredKind(str, Enum):
+    """Why a stable entry was ignored, for a program to branch on."""
+
+    MALFORMED = "malformed"
+    """Not of a table command's form (bytes or fields wrong)."""
+    REFUSED = "refused"
+    """A well-formed command against the table's rules at its place in the log."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True, slots=True)
 class EntryIgnored:
     """A stable entry that did not fit the table at its place in the log (same on every peer)."""
 
     peer: str
     reason: str
+    kind: IgnoredKind = IgnoredKind.REFUSED
 
 
 @dataclass(frozen=True, slots=True)

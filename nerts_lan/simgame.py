@@ -1,5 +1,6 @@
-"""The real game on the simulated network: every simulated peer runs the table fold, its replica
-and bots, over ``net.simnet`` (seeded delays, jitter, loss, pauses, deaths and returns).
+"""The real game on the simulated network: every simulated peer runs the table peer (the same
+``TablePeer`` laptops run: the table fold, its duties, the lobby automation and the bots) over
+``net.simnet`` (seeded delays, jitter, loss, pauses, deaths and returns).
 
 It is how the suite proves that every peer computes the same game under any interleaving, and
 how ``nerts-lan bench`` measures time-to-stable and rollbacks with many peers. ``play_game``
@@ -16,42 +17,53 @@ from typing import Any
 from net.core import CoreConfig, Phase
 from net.events import (
     DivergenceDetected,
-    EntriesRetracted,
     EntriesStabilized,
     EntryReceived,
     Event,
-    Expelled,
-    MemberExcluded,
-    MemberJoined,
-    MemberLeft,
-    MemberReturned,
     SnapshotInstalled,
-    SnapshotRequested,
 )
 from net.simnet import LinkModel, SimNetwork, SimNode
 
-from .bots import Bot
+from .commands import TableSettings
 from .engine import Options
+from .peer import (
+    Effect,
+    Installed,
+    PeerOptions,
+    Post,
+    ProvideSnapshot,
+    Rejoin,
+    ReportHash,
+    Stabilized,
+    StartTimer,
+    Submit,
+    TablePeer,
+    Timer,
+    Traced,
+)
 from .replica import ActionRejected, RoundEnded
 from .session import RoundStarted
-from .table import CommitDue, LobbyChanged, RevealDue, TableMachine, TableSettings, commit_digest
 
 __all__ = ["GameApp", "GameResult", "bench_simgame", "play_game"]
+
+PAUSED_RECHECK = 0.05
+"""A paused laptop's timers fire once it runs again: they are looked at this often."""
+
+REJOIN_DELAY = 0.05
+"""Seconds between an expulsion and the new incarnation that joins again."""
 
 
 @dataclass
 class GameApp:
-    """One simulated peer's seat: the table fold, duties, and an instant bot for each seat it
-    plays (a simulated reaction time between two actions of a bot)."""
+    """One simulated laptop: a thin driver that runs its ``TablePeer``'s effects on the simulated
+    node and clock, and records what the tests compare between peers."""
 
     peer: str
     founders: tuple[str, ...]
     settings: TableSettings
     rng: random.Random
-    think: tuple[float, float] = (0.005, 0.03)
-    stop_after_round: int = 2
-    hash_every: int = 16
-    machine: TableMachine = field(init=False)
+    options: PeerOptions
+    table: TablePeer = field(init=False)
     stable_log: list[tuple[tuple[int, str], Any]] = field(default_factory=list)
     verdicts: dict[tuple[int, str], bool] = field(default_factory=dict)
     """Per stable action: accepted (True) or rejected (False)."""
@@ -59,7 +71,6 @@ class GameApp:
     local_actions: int = 0
     rolled_back: int = 0
     """Local actions shown at once and then taken back because a remote one came first."""
-    snapped_back_views_ok: bool = True
     causality_errors: int = 0
     seen_max: tuple[int, str] = (0, "")
     caught_up: bool = False
@@ -67,190 +78,95 @@ class GameApp:
     """State-hash disagreements this peer saw: a fold that is not deterministic shows here."""
     submitted_at: dict[tuple[int, str], float] = field(default_factory=dict)
     stable_at: dict[tuple[int, str], float] = field(default_factory=dict)
-    _bots: dict[str, Bot] = field(default_factory=dict)
-    _thinking: set[str] = field(default_factory=set)
-    _nonces: dict[int, bytes] = field(default_factory=dict)
-    _sat: bool = False
-    _readied: bool = False
-    _started: bool = False
-    _greeted: bool = False
+    _rejoining: bool = False
     _round_now: int = 0
 
     def on_start(self, node: SimNode) -> None:
-        self.machine = TableMachine(self.peer)
-        self._bots, self._thinking, self._nonces = {}, set(), {}
-        self._sat = self._readied = self._started = self._greeted = False
+        # An expelled peer rejoins with what it knew; a restarted process starts afresh.
+        if not self._rejoining:
+            self.table = TablePeer(self.peer, self.options, lambda: self.rng.randbytes(32))
+        self._rejoining = False
         if node.core.phase is Phase.JOINING:
             return  # a joining or returning peer waits for its snapshot
-        for founder in node.core.members:
-            self.machine.member_joined(founder)
-        if self.peer == self.founders[0]:
-            self._submit(node, {"k": "create", "settings": self.settings.to_wire()})
-        self._submit(node, {"k": "hello", "name": self.peer})
-        self._greeted = True
-        self._pump(node)
+        create = self.settings if self.peer == self.founders[0] else None
+        self._run(node, self.table.start(sorted(node.core.members), create, node.core.ready))
 
     def on_events(self, node: SimNode, events: list[Event]) -> None:
-        machine = self.machine
         for event in events:
             if isinstance(event, EntryReceived):
                 self.seen_max = max(self.seen_max, event.entry.key)
-                machine.tentative_entry(event.entry.key, event.entry.payload)
-            elif isinstance(event, EntriesStabilized):
-                for offset, entry in enumerate(event.entries):
-                    self.seen_max = max(self.seen_max, entry.key)
-                    self._stable(entry.key, entry.payload)
-                    self.stable_at[entry.key] = node.now
-                    index = event.first_index + offset
-                    if index % self.hash_every == 0 and node.core.phase is Phase.MEMBER:
-                        node.report_state_hash(index, machine.digest())
-            elif isinstance(event, EntriesRetracted):
-                machine.retracted([e.key for e in event.entries])
-            elif isinstance(event, MemberJoined | MemberReturned):
-                if any(seat.owner == event.peer for seat in machine.seats):
-                    machine.member_returned(event.peer)
-                else:
-                    machine.member_joined(event.peer)
-            elif isinstance(event, MemberLeft | MemberExcluded):
-                machine.member_gone(event.peer)
-            elif isinstance(event, SnapshotRequested):
-                node.provide_snapshot(event.peer, event.stable_index, machine.snapshot())
-            elif isinstance(event, SnapshotInstalled):
-                self.machine = machine = TableMachine.from_snapshot(self.peer, event.snapshot)
-                self.caught_up = True
-                self.stable_log = [((0, "snapshot"), event.stable_index)]
-                for entry in event.tentative:
-                    self.seen_max = max(self.seen_max, entry.key)
-                    machine.tentative_entry(entry.key, entry.payload)
-            elif isinstance(event, Expelled):
-                node.sim.call_later(0.05, lambda: node.sim.restart(self.peer))
+            elif isinstance(event, EntriesStabilized | SnapshotInstalled):
+                keys = [e.key for e in getattr(event, "entries", getattr(event, "tentative", ()))]
+                self.seen_max = max([self.seen_max, *keys])
             elif isinstance(event, DivergenceDetected):
                 self.divergences += 1
-            self._pump(node)
-        if not self._greeted and node.core.ready:
-            # A joiner says hello once it is in: its name, and a nudge to take a seat.
-            self._greeted = True
-            self._submit(node, {"k": "hello", "name": self.peer})
-            self._lobby(node)
+        self._run(node, self.table.on_core_events(events, node.core.ready))
 
-    # --- helpers -------------------------------------------------------------------------------
+    # --- running the effects -------------------------------------------------------------------
 
-    def _stable(self, key: tuple[int, str], payload: Any) -> None:
-        machine = self.machine
-        replica = machine.replica
-        before = replica.stable if replica is not None else None
-        is_action = isinstance(payload, dict) and payload.get("k") == "act"
-        machine.stable_entry(key, payload)
-        self.stable_log.append((key, payload))
-        if is_action and replica is not None and machine.replica is replica:
-            self.verdicts[key] = replica.stable is not before
+    def _run(self, node: SimNode, effects: list[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, Submit):
+                self._submit(node, effect)
+            elif isinstance(effect, ReportHash):
+                node.report_state_hash(effect.index, effect.digest)
+            elif isinstance(effect, ProvideSnapshot):
+                node.provide_snapshot(effect.peer, effect.stable_index, effect.snapshot)
+            elif isinstance(effect, StartTimer):
+                self._later(node, self.table, effect.timer, effect.delay)
+            elif isinstance(effect, Rejoin):
+                self._rejoin_later(node)
+            else:
+                self._record(node, effect)
 
-    def _submit(self, node: SimNode, payload: dict[str, Any]) -> None:
+    def _submit(self, node: SimNode, effect: Submit) -> None:
         seen = self.seen_max
-        entry = node.submit(payload)
-        if entry is None:
-            return
-        if entry.key <= seen:
+        entry = node.submit(effect.command.to_wire())
+        if entry is not None and entry.key <= seen:
             self.causality_errors += 1
-        if payload.get("k") == "act":
-            self.local_actions += 1
-            self.submitted_at[entry.key] = node.now
-        self.machine.tentative_entry(entry.key, entry.payload)
+        self._run(node, self.table.on_submitted(effect.command, entry))
 
-    def _pump(self, node: SimNode) -> None:
-        machine = self.machine
-        for event in machine.take_events():
-            if isinstance(event, CommitDue):
-                nonce = self.rng.randbytes(32)
-                self._nonces[event.round] = nonce
-                self._submit(node, {"k": "commit", "r": event.round, "d": commit_digest(nonce)})
-            elif isinstance(event, RevealDue) and event.round in self._nonces:
-                nonce = self._nonces[event.round]
-                self._submit(node, {"k": "reveal", "r": event.round, "n": nonce.hex()})
-            elif isinstance(event, LobbyChanged):
-                self._lobby(node)
-            elif isinstance(event, RoundStarted):
+    def _later(self, node: SimNode, table: TablePeer, timer: Timer, delay: float) -> None:
+        node.sim.call_later(delay, lambda: self._fire(node, table, timer))
+
+    def _fire(self, node: SimNode, table: TablePeer, timer: Timer) -> None:
+        if table is not self.table or node.state == "dead":
+            return  # the process that started it died
+        if node.state == "paused":
+            self._later(node, table, timer, PAUSED_RECHECK)
+            return
+        self._run(node, table.on_timer(timer, node.now, node.core.ready))
+
+    def _rejoin_later(self, node: SimNode) -> None:
+        generation = node.generation
+        node.sim.call_later(REJOIN_DELAY, lambda: self._rejoin(node, generation))
+
+    def _rejoin(self, node: SimNode, generation: int) -> None:
+        if node.generation == generation and node.alive:
+            self._rejoining = True
+            node.sim.restart(self.peer)
+
+    def _record(self, node: SimNode, effect: Effect) -> None:
+        """What the tests compare: the stable log and verdicts, the rounds' ends, races lost."""
+        if isinstance(effect, Stabilized):
+            self.stable_log.append((effect.entry.key, effect.entry.payload))
+            self.stable_at[effect.entry.key] = node.now
+            if effect.accepted is not None:
+                self.verdicts[effect.entry.key] = effect.accepted
+        elif isinstance(effect, Installed):
+            self.caught_up = True
+            self.stable_log = [((0, "snapshot"), effect.stable_index)]
+        elif isinstance(effect, Traced) and effect.kind == "submit":
+            self.local_actions += 1
+            self.submitted_at[effect.key] = node.now
+        elif isinstance(effect, Post):
+            event = effect.event
+            if isinstance(event, RoundStarted):
                 self._round_now = event.number
             elif isinstance(event, RoundEnded):
                 self.round_digests[self._round_now] = event.digest
             elif isinstance(event, ActionRejected) and event.local and event.lost_race_to:
                 self.rolled_back += 1
-            if machine is not self.machine:
-                return
-        self._schedule_bots(node)
-
-    def _lobby(self, node: SimNode) -> None:
-        machine = self.machine
-        if machine.phase != "lobby" or machine.settings is None:
-            return
-        if self.peer not in machine.members:
-            return
-        seated = any(seat.owner == self.peer for seat in machine.seats)
-        if not seated and not self._sat:
-            self._sat = True
-            team = self.founders.index(self.peer) // self.settings.per_team
-            self._submit(node, {"k": "sit", "team": team % self.settings.teams})
-        elif seated and not self._readied:
-            self._readied = True
-            self._submit(node, {"k": "ready", "on": True})
-        every_seat_taken = len(machine.seats) >= self.settings.teams * self.settings.per_team
-        everyone_seated = len(machine.members) >= len(self.founders) and all(
-            any(s.owner == p for s in machine.seats) for p in machine.members
-        )
-        if (
-            self.peer == machine.host
-            and not self._started
-            and (every_seat_taken or everyone_seated)
-            and machine.can_start() is None
-        ):
-            self._started = True
-            self._submit(node, {"k": "start"})
-
-    def _schedule_bots(self, node: SimNode) -> None:
-        machine = self.machine
-        if machine.phase != "playing" or machine.round_number > self.stop_after_round:
-            return
-        for seat in machine.controlled_by(self.peer):
-            if seat.player in self._thinking:
-                continue
-            self._thinking.add(seat.player)
-            self._think_later(node, seat.player, self.rng.uniform(*self.think))
-
-    def _act(self, node: SimNode, player: str, generation: int) -> None:
-        self._thinking.discard(player)
-        if node.generation != generation or node.state == "dead":
-            return
-        if node.state == "paused" or not node.core.ready:
-            # A paused laptop's timers fire once it runs again.
-            self._thinking.add(player)
-            self._think_later(node, player, 0.05)
-            return
-        machine = self.machine
-        seat = machine.seat_of(player)
-        replica = machine.replica
-        if (
-            seat is None
-            or seat.controller != self.peer
-            or replica is None
-            or machine.phase != "playing"
-            or machine.round_number > self.stop_after_round
-        ):
-            return
-        bot = self._bots.get(player)
-        if bot is None:
-            bot = Bot(player, seat.bot or "hard", seed=f"{self.peer}/{player}", delay_scale=0)
-            self._bots[player] = bot
-        action = bot.decide(replica.view, node.now)
-        if action is not None:
-            self._submit(node, {"k": "act", "r": machine.round_number, "a": action.to_wire()})
-        self._pump(node)
-        if player not in self._thinking:
-            self._thinking.add(player)
-            self._think_later(node, player, 0.05)  # nothing to do now: look again a little later
-
-    def _think_later(self, node: SimNode, player: str, delay: float) -> None:
-        generation = node.generation
-        node.sim.call_later(delay, lambda: self._act(node, player, generation))
 
 
 @dataclass(frozen=True)
@@ -284,15 +200,7 @@ def play_game(
     as laptops joining a table from the lobby do.
     """
     founders = tuple(f"p{i:02d}" for i in range(peers))
-    per_team = 2 if partnership else 1
-    teams = min(8, (peers + per_team - 1) // per_team)
-    settings = TableSettings(
-        "sim",
-        options or Options(pile=5, target=1000),
-        teams=teams,
-        per_team=per_team,
-        takeover_level="hard",
-    )
+    settings = _sim_settings(peers, partnership, options)
     rng = random.Random(seed)
     apps: dict[str, GameApp] = {}
 
@@ -304,7 +212,7 @@ def play_game(
                 founders,
                 settings,
                 random.Random(hashlib.sha256(f"{seed}/{node.peer_id}".encode()).digest()),
-                stop_after_round=rounds,
+                _sim_options(node.peer_id, peers, rounds),
             )
             apps[node.peer_id] = app
         return app
@@ -380,6 +288,27 @@ def bench_simgame(quick: bool = False) -> dict[str, Any]:
         "game_12_peers_wall_s": round(time.perf_counter() - started, 2),
         "goal": "stable p99 <= 150 ms",
     }
+
+
+def _sim_settings(peers: int, partnership: bool, options: Options | None) -> TableSettings:
+    """A seat for every laptop: one per team, or pairs (at most 8 teams)."""
+    per_team = 2 if partnership else 1
+    return TableSettings(
+        "sim",
+        options or Options(pile=5, target=1000),
+        teams=min(8, (peers + per_team - 1) // per_team),
+        per_team=per_team,
+        takeover_level="hard",
+    )
+
+
+def _sim_options(peer: str, peers: int, rounds: int) -> PeerOptions:
+    """Every simulated laptop is a headless bot peer (quick ones: a simulated reaction time of
+    tens of milliseconds); the host starts once all are seated; the bots stop after ``rounds``
+    rounds so that the game falls quiet; a state hash every 16 stable entries."""
+    return PeerOptions(
+        peer, bot="hard", bot_delay=0.05, players=peers, bot_rounds=rounds, hash_interval=16
+    )
 
 
 def _schedule_join(network: SimNetwork, when: float, peer: str) -> None:

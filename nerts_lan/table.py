@@ -6,8 +6,9 @@ which player, who takes over a lost player's seat, and the scores. ``TableMachin
 It is pure (no I/O, no clock, no randomness): the session feeds it the log and membership changes
 from the network core and carries out the duties it announces (commit, reveal).
 
-Payloads are small dicts with a kind ``k``; every one is checked as hostile input, and one that
-does not fit is ignored identically on every peer (an ``EntryIgnored`` event says why).
+Payloads are table commands (``nerts_lan.commands``); every one is checked as hostile input, and
+one that does not fit is ignored identically on every peer (an ``EntryIgnored`` event says why, and
+whether it was malformed or against the table's rules).
 
 The round seed is drawn by commit and reveal: once a round is due, every present member commits to
 SHA-256 of a random nonce; once every commit is stable, each reveals its nonce; the seed is
@@ -20,107 +21,65 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any, Final, Literal, TypeAlias
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Final, TypeAlias
 
 from .actions import MAX_NAME_LENGTH, Action, MalformedError, action_from_wire
 from .codec import state_from_snapshot, state_snapshot
-from .engine import BACK_COLOURS, Options, State, Table, deal_round
+from .commands import (
+    BOT_LEVELS,
+    Act,
+    AddBot,
+    Commit,
+    Create,
+    Hello,
+    Ready,
+    RemoveBot,
+    Reveal,
+    Sit,
+    Stand,
+    Start,
+    TableSettings,
+    checked_text,
+    command_from_wire,
+)
+from .engine import State, Table, deal_round
 from .replica import ActionApplied, ActionRejected, EntryKey, Replica, RoundEnded
 from .scoring import Match
-from .session import EntryIgnored, MatchEnded, PeerGone, PeerReturned, RoundStarted
+from .seating import RefusedError, Seat, Seating
+from .session import EntryIgnored, IgnoredKind, MatchEnded, PeerGone, PeerReturned, RoundStarted
 
 __all__ = [
     "BOT_LEVELS",
     "CommitDue",
     "EntryIgnored",
+    "IgnoredKind",
     "LobbyChanged",
+    "RefusedError",
     "RevealDue",
     "Seat",
     "TableEvent",
     "TableMachine",
+    "TablePhase",
     "TableSettings",
     "commit_digest",
 ]
 
-BOT_LEVELS: Final = ("easy", "medium", "hard")
-Phase: TypeAlias = Literal["lobby", "seeding", "revealing", "playing", "over"]
 
+class TablePhase(str, Enum):
+    """Where the table is: seating people, drawing a round's seed, playing it, or done."""
 
-@dataclass(frozen=True)
-class TableSettings:
-    """What the host chose: the table's name, the rules' options and how seats work."""
+    LOBBY = "lobby"
+    SEEDING = "seeding"
+    """Every present member commits to a nonce for the next round's seed."""
+    REVEALING = "revealing"
+    """Every commit is stable: each reveals its nonce."""
+    PLAYING = "playing"
+    OVER = "over"
 
-    name: str
-    options: Options = field(default_factory=Options)
-    teams: int = 4
-    per_team: int = 1
-    lost_seat: Literal["bot", "freeze"] = "bot"
-    takeover_level: str = "medium"
-
-    def __post_init__(self) -> None:
-        if not self.name or len(self.name) > 40:
-            raise ValueError("a table name must be 1 to 40 characters long")
-        if type(self.teams) is not int or not 1 <= self.teams <= 8:
-            raise ValueError("a table has 1 to 8 teams")
-        if self.per_team not in (1, 2) or type(self.per_team) is not int:
-            raise ValueError("a team has 1 player, or 2 in partnership mode")
-        if self.lost_seat not in ("bot", "freeze"):
-            raise ValueError("a lost seat is played by a bot or frozen")
-        if self.takeover_level not in BOT_LEVELS:
-            raise ValueError(f"bot level must be one of {', '.join(BOT_LEVELS)}")
-
-    @property
-    def partnership(self) -> bool:
-        return self.per_team == 2
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "options": self.options.to_wire(),
-            "teams": self.teams,
-            "per_team": self.per_team,
-            "lost_seat": self.lost_seat,
-            "takeover_level": self.takeover_level,
-        }
-
-    @classmethod
-    def from_wire(cls, data: Any) -> TableSettings:
-        """Settings from a wire dict; ``MalformedError`` names what is wrong."""
-        if not isinstance(data, dict):
-            raise MalformedError("table settings must be an object")
-        options = data.get("options", {})
-        if not isinstance(options, dict) or not all(
-            isinstance(v, (int, bool)) and isinstance(k, str) for k, v in options.items()
-        ):
-            raise MalformedError("table options must map names to numbers or booleans")
-        try:
-            return cls(
-                name=_text(data.get("name"), "name", 40),
-                options=Options(**options),
-                teams=data.get("teams", 4),
-                per_team=data.get("per_team", 1),
-                lost_seat=data.get("lost_seat", "bot"),
-                takeover_level=data.get("takeover_level", "medium"),
-            )
-        except (TypeError, ValueError) as error:
-            raise MalformedError(f"bad table settings: {error}") from None
-
-
-@dataclass(frozen=True)
-class Seat:
-    """A player at the table.
-
-    ``owner`` is the peer of the person who sat down (None for a bot seat); ``controller`` is the
-    peer whose actions count for this player now (None while frozen); ``bot`` is the level of the
-    bot playing it, for a bot seat or a person's seat taken over while its peer is away.
-    """
-
-    player: str
-    team: int
-    owner: str | None
-    controller: str | None
-    bot: str | None = None
+    def __str__(self) -> str:
+        return self.value  # the wire's and the advert's word, as it was when phases were strings
 
 
 @dataclass(frozen=True)
@@ -156,6 +115,8 @@ TableEvent: TypeAlias = (
     | RoundEnded
 )
 
+_IN_MATCH: Final = (TablePhase.SEEDING, TablePhase.REVEALING, TablePhase.PLAYING)
+
 
 def commit_digest(nonce: bytes) -> str:
     """The hex commitment to a nonce."""
@@ -171,15 +132,12 @@ class TableMachine:
         self.host: str | None = None
         self.members: dict[str, str] = {}
         """Present members: peer id to display name."""
-        self.seats: list[Seat] = []
-        self.ready: set[str] = set()
-        self.phase: Phase = "lobby"
+        self.seating = Seating()
+        self.phase = TablePhase.LOBBY
         self.round_number = 0
         self.participants: list[str] = []
         self.commits: dict[str, str] = {}
         self.reveals: dict[str, str] = {}
-        self.claims: dict[str, str] = {}
-        """Peers who joined during the match and claimed a bot's seat: peer to player."""
         self.match: Match | None = None
         self.round_table: Table | None = None
         self.replica: Replica | None = None
@@ -191,8 +149,21 @@ class TableMachine:
     def view(self) -> State | None:
         return self.replica.view if self.replica is not None else None
 
+    @property
+    def seats(self) -> list[Seat]:
+        return self.seating.seats
+
+    @property
+    def ready(self) -> set[str]:
+        return self.seating.ready
+
+    @property
+    def claims(self) -> dict[str, str]:
+        """Peers who joined during the match and claimed a bot's seat: peer to player."""
+        return self.seating.claims
+
     def seat_of(self, player: str) -> Seat | None:
-        return next((seat for seat in self.seats if seat.player == player), None)
+        return self.seating.seat_of(player)
 
     def controlled_by(self, peer: str) -> list[Seat]:
         """The seats whose actions ``peer`` makes now (its person's and any bots it runs)."""
@@ -200,18 +171,9 @@ class TableMachine:
 
     def can_start(self) -> str | None:
         """None when the host may start the match, else what is missing."""
-        if self.phase != "lobby" or self.settings is None:
+        if self.phase is not TablePhase.LOBBY or self.settings is None:
             return "the match has started"
-        if not self.seats:
-            return "nobody is seated"
-        if self.settings.partnership:
-            for team in sorted({seat.team for seat in self.seats}):
-                if sum(1 for seat in self.seats if seat.team == team) != 2:
-                    return f"team {_team_name(team)} needs two players"
-        waiting = sorted({s.owner for s in self.seats if s.owner and s.owner not in self.ready})
-        if waiting:
-            return f"waiting for {', '.join(self.members.get(p, p) for p in waiting)} to be ready"
-        return None
+        return self.seating.start_problem(self.settings, self.members)
 
     def take_events(self) -> list[TableEvent]:
         """What changed since the last call, in order."""
@@ -227,40 +189,18 @@ class TableMachine:
     def member_returned(self, peer: str) -> None:
         """A member came back (a new incarnation): it takes its seats back."""
         self.members.setdefault(peer, peer)
-        players = []
-        for index, seat in enumerate(self.seats):
-            if seat.owner == peer:
-                self.seats[index] = replace(seat, controller=peer, bot=None)
-                players.append(seat.player)
-        self._events.append(PeerReturned(peer, tuple(players)))
+        self._events.append(PeerReturned(peer, self.seating.returned(peer)))
         self._events.append(LobbyChanged())
 
     def member_gone(self, peer: str) -> None:
         """A member left or was excluded: its seats are played by a bot or frozen."""
         self.members.pop(peer, None)
-        self.ready.discard(peer)
         if self.host == peer:
             self.host = min(self.members) if self.members else None
         keeper = min(self.members) if self.members else None
-        lost = []
-        for index, seat in enumerate(self.seats):
-            if seat.controller != peer:
-                continue
-            if self.phase == "lobby" and seat.owner == peer:
-                self.seats[index] = replace(seat, controller=None)
-                continue
-            if seat.owner is None:
-                self.seats[index] = replace(seat, controller=keeper)
-            elif self.settings is not None and self.settings.lost_seat == "bot":
-                self.seats[index] = replace(
-                    seat, controller=keeper, bot=self.settings.takeover_level
-                )
-            else:
-                self.seats[index] = replace(seat, controller=None)
-            lost.append(seat.player)
-        if self.phase == "lobby":
-            self.seats = [seat for seat in self.seats if seat.owner != peer]
-        self._events.append(PeerGone(peer, tuple(lost)))
+        in_lobby = self.phase is TablePhase.LOBBY
+        lost = self.seating.gone(peer, keeper, in_lobby, self.settings)
+        self._events.append(PeerGone(peer, lost))
         if peer in self.participants:
             self.participants.remove(peer)
             self._advance_seeding()
@@ -281,15 +221,13 @@ class TableMachine:
     def stable_entry(self, key: EntryKey, payload: Any) -> None:
         """Fold one stable entry, in log order."""
         peer = key[1]
-        kind = payload.get("k") if isinstance(payload, dict) else None
-        handler = _STABLE_HANDLERS.get(kind) if isinstance(kind, str) else None
-        if handler is None:
-            self._ignore(peer, f"unknown entry kind {str(kind)[:20]!r}")
-            return
         try:
-            handler(self, key, payload)
+            command = command_from_wire(payload)
+            _HANDLERS[type(command)](self, key, command)
         except MalformedError as error:
-            self._ignore(peer, str(error))
+            self._ignore(peer, str(error), IgnoredKind.MALFORMED)
+        except RefusedError as error:
+            self._ignore(peer, str(error), IgnoredKind.REFUSED)
 
     # --- snapshot -------------------------------------------------------------------------------
 
@@ -301,7 +239,7 @@ class TableMachine:
             "members": sorted(self.members.items()),
             "seats": [[s.player, s.team, s.owner, s.controller, s.bot] for s in self.seats],
             "ready": sorted(self.ready),
-            "phase": self.phase,
+            "phase": self.phase.value,
             "round": self.round_number,
             "participants": list(self.participants),
             "commits": sorted(self.commits.items()),
@@ -330,16 +268,15 @@ class TableMachine:
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _ignore(self, peer: str, reason: str) -> None:
-        self._events.append(EntryIgnored(peer, reason))
+    def _ignore(self, peer: str, reason: str, kind: IgnoredKind = IgnoredKind.REFUSED) -> None:
+        self._events.append(EntryIgnored(peer, reason, kind))
 
     def _round_action(self, payload: Any) -> Action | None:
-        if not (isinstance(payload, dict) and payload.get("k") == "act"):
-            return None
-        if self.phase != "playing" or payload.get("r") != self.round_number:
-            return None
         try:
-            return action_from_wire(payload.get("a"))
+            command = command_from_wire(payload)
+            if not isinstance(command, Act) or self.phase is not TablePhase.PLAYING:
+                return None
+            return action_from_wire(command.action) if command.round == self.round_number else None
         except MalformedError:
             return None
 
@@ -351,162 +288,96 @@ class TableMachine:
             return f"{action.by} is not played from that laptop"
         return None
 
-    def _on_create(self, key: EntryKey, payload: dict[str, Any]) -> None:
+    def _on_create(self, key: EntryKey, command: Create) -> None:
         if self.settings is not None:
-            raise MalformedError("the table was already created")
-        self.settings = TableSettings.from_wire(payload.get("settings"))
+            raise RefusedError("the table was already created")
+        self.settings = command.settings
         self.host = key[1]
         self.members.setdefault(key[1], key[1])
         self._events.append(LobbyChanged())
 
-    def _on_hello(self, key: EntryKey, payload: dict[str, Any]) -> None:
+    def _on_hello(self, key: EntryKey, command: Hello) -> None:
+        if key[1] not in self.members:
+            raise RefusedError("hello from someone who is not a member")
+        self.members[key[1]] = command.name
+        self._events.append(LobbyChanged())
+
+    def _on_sit(self, key: EntryKey, command: Sit) -> None:
         peer = key[1]
-        if peer not in self.members:
-            raise MalformedError("hello from someone who is not a member")
-        self.members[peer] = _text(payload.get("name"), "name", MAX_NAME_LENGTH)
-        self._events.append(LobbyChanged())
-
-    def _on_sit(self, key: EntryKey, payload: dict[str, Any]) -> None:
-        peer = key[1]
-        if self.phase in ("seeding", "revealing", "playing"):
-            self._claim_bot_seat(peer, payload.get("team"))
-            return
-        settings = self._lobby_settings(peer)
-        team = self._free_team(payload.get("team"), settings)
-        self.seats = [seat for seat in self.seats if seat.owner != peer]
-        self.ready.discard(peer)
-        player = self._unique_player(self.members[peer])
-        self.seats.append(Seat(player, team, peer, peer))
-        self._events.append(LobbyChanged())
-
-    def _claim_bot_seat(self, peer: str, team: Any) -> None:
-        """Someone who joined during the match takes a seat a bot plays, from the next round."""
-        if peer not in self.members:
-            raise MalformedError("not a member of the table")
-        if any(seat.owner == peer for seat in self.seats) or peer in self.claims:
-            raise MalformedError("already seated")
-        claimed = set(self.claims.values())
-        seat = next(
-            (
-                s
-                for s in self.seats
-                if s.team == team
-                and s.bot is not None
-                and (s.owner is None or s.owner not in self.members)
-                and s.player not in claimed
-            ),
-            None,
-        )
-        if seat is None:
-            raise MalformedError(f"no seat played by a bot on team {team!r}")
-        self.claims[peer] = seat.player
-        self._events.append(LobbyChanged())
-
-    def _seat_claimants(self) -> None:
-        """At a new round's deal: claimed bot seats go to the people who claimed them."""
-        if not self.claims or self.round_table is None:
-            return
-        for peer, player in sorted(self.claims.items()):
-            index = next((i for i, s in enumerate(self.seats) if s.player == player), None)
-            if peer not in self.members or index is None or self.seats[index].bot is None:
-                continue
-            seat = self.seats[index]
-            name = self._unique_player(self.members[peer])
-            self.seats[index] = Seat(name, seat.team, peer, peer)
-        self.claims = {}
-        table = self.round_table
-        teams = sorted({seat.team for seat in self.seats})
-        players = tuple(tuple(s.player for s in self.seats if s.team == t) for t in teams)
-        self.round_table = Table(table.options, table.team_names, players, table.back_colours)
-
-    def _on_stand(self, key: EntryKey, payload: dict[str, Any]) -> None:
-        self._lobby_settings(key[1])
-        self.seats = [seat for seat in self.seats if seat.owner != key[1]]
-        self.ready.discard(key[1])
-        self._events.append(LobbyChanged())
-
-    def _on_bot(self, key: EntryKey, payload: dict[str, Any]) -> None:
-        settings = self._lobby_settings(key[1], host_only=True)
-        team = self._free_team(payload.get("team"), settings)
-        level = payload.get("level")
-        if level not in BOT_LEVELS:
-            raise MalformedError(f"bot level must be one of {', '.join(BOT_LEVELS)}")
-        number = 1
-        while self.seat_of(f"Bot {number}") is not None:
-            number += 1
-        self.seats.append(Seat(f"Bot {number}", team, None, key[1], level))
-        self._events.append(LobbyChanged())
-
-    def _on_unbot(self, key: EntryKey, payload: dict[str, Any]) -> None:
-        self._lobby_settings(key[1], host_only=True)
-        seat = self.seat_of(payload.get("player"))  # type: ignore[arg-type]
-        if seat is None or seat.owner is not None:
-            raise MalformedError("no such bot")
-        self.seats.remove(seat)
-        self._events.append(LobbyChanged())
-
-    def _on_ready(self, key: EntryKey, payload: dict[str, Any]) -> None:
-        self._lobby_settings(key[1])
-        on = payload.get("on")
-        if type(on) is not bool:
-            raise MalformedError("'on' must be true or false")
-        if on:
-            self.ready.add(key[1])
+        if self.phase in _IN_MATCH:
+            if peer not in self.members:
+                raise RefusedError("not a member of the table")
+            self.seating.claim(peer, command.team, self.members)
         else:
-            self.ready.discard(key[1])
+            settings = self._lobby_settings(peer)
+            self.seating.sit(peer, self.members[peer], command.team, settings)
         self._events.append(LobbyChanged())
 
-    def _on_start(self, key: EntryKey, payload: dict[str, Any]) -> None:
+    def _on_stand(self, key: EntryKey, command: Stand) -> None:
+        self._lobby_settings(key[1])
+        self.seating.stand(key[1])
+        self._events.append(LobbyChanged())
+
+    def _on_bot(self, key: EntryKey, command: AddBot) -> None:
+        settings = self._lobby_settings(key[1], host_only=True)
+        self.seating.add_bot(key[1], command.team, command.level, settings)
+        self._events.append(LobbyChanged())
+
+    def _on_unbot(self, key: EntryKey, command: RemoveBot) -> None:
+        self._lobby_settings(key[1], host_only=True)
+        self.seating.remove_bot(command.player)
+        self._events.append(LobbyChanged())
+
+    def _on_ready(self, key: EntryKey, command: Ready) -> None:
+        self._lobby_settings(key[1])
+        self.seating.set_ready(key[1], command.on)
+        self._events.append(LobbyChanged())
+
+    def _on_start(self, key: EntryKey, command: Start) -> None:
         settings = self._lobby_settings(key[1], host_only=True)
         problem = self.can_start()
         if problem is not None:
-            raise MalformedError(f"cannot start: {problem}")
-        teams = sorted({seat.team for seat in self.seats})
-        names = tuple(_team_name(team) for team in teams)
-        players = tuple(tuple(s.player for s in self.seats if s.team == team) for team in teams)
-        colours = tuple(BACK_COLOURS[team] for team in teams)
-        self.round_table = Table(settings.options, names, players, colours)
-        self.match = Match(names, settings.options.target)
+            raise RefusedError(f"cannot start: {problem}")
+        self.round_table = self.seating.table(settings.options)
+        self.match = Match(self.round_table.team_names, settings.options.target)
         self._begin_seeding()
 
-    def _on_commit(self, key: EntryKey, payload: dict[str, Any]) -> None:
+    def _on_commit(self, key: EntryKey, command: Commit) -> None:
         peer = key[1]
-        if self.phase != "seeding" or payload.get("r") != self.round_number:
-            raise MalformedError("no commit is due")
+        if self.phase is not TablePhase.SEEDING or command.round != self.round_number:
+            raise RefusedError("no commit is due")
         if peer not in self.participants or peer in self.commits:
-            raise MalformedError("a commit from someone not drawing this seed")
-        digest = payload.get("d")
-        if not (isinstance(digest, str) and len(digest) == 64 and _is_hex(digest)):
-            raise MalformedError("a commit must be 64 hex digits")
-        self.commits[peer] = digest
+            raise RefusedError("a commit from someone not drawing this seed")
+        self.commits[peer] = command.digest
         self._advance_seeding()
 
-    def _on_reveal(self, key: EntryKey, payload: dict[str, Any]) -> None:
+    def _on_reveal(self, key: EntryKey, command: Reveal) -> None:
         peer = key[1]
-        if self.phase != "revealing" or payload.get("r") != self.round_number:
-            raise MalformedError("no reveal is due")
+        if self.phase is not TablePhase.REVEALING or command.round != self.round_number:
+            raise RefusedError("no reveal is due")
         if peer not in self.participants or peer in self.reveals:
-            raise MalformedError("a reveal from someone not drawing this seed")
-        nonce = payload.get("n")
-        if not (isinstance(nonce, str) and len(nonce) == 64 and _is_hex(nonce)):
-            raise MalformedError("a reveal must be 64 hex digits")
+            raise RefusedError("a reveal from someone not drawing this seed")
         # A nonce that does not match its commit counts as no contribution.
-        matches = commit_digest(bytes.fromhex(nonce)) == self.commits.get(peer)
-        self.reveals[peer] = nonce if matches else ""
+        matches = commit_digest(bytes.fromhex(command.nonce)) == self.commits.get(peer)
+        self.reveals[peer] = command.nonce if matches else ""
         if not matches:
             self._ignore(peer, "its reveal does not match its commit")
         self._advance_seeding()
 
-    def _on_act(self, key: EntryKey, payload: dict[str, Any]) -> None:
-        if self.phase != "playing" or self.replica is None or payload.get("r") != self.round_number:
-            raise MalformedError("an action outside the round in play")
+    def _on_act(self, key: EntryKey, command: Act) -> None:
         replica = self.replica
+        if (
+            self.phase is not TablePhase.PLAYING
+            or replica is None
+            or command.round != self.round_number
+        ):
+            raise RefusedError("an action outside the round in play")
         # Anything pending before this stable entry was cut off (it will never be stable).
         stale = [k for k, _, _ in replica.pending if k < key]
         if stale:
             self._events.extend(replica.retract(stale))
         if not replica.has(key):
-            self._events.extend(replica.add(key, payload.get("a")))
+            self._events.extend(replica.add(key, command.action))
         ended = replica.stabilize(key)
         self._events.extend(ended)
         for event in ended:
@@ -517,7 +388,7 @@ class TableMachine:
         assert self.match is not None
         self.match = self.match.with_round(ended.scores)
         if self.match.over:
-            self.phase = "over"
+            self.phase = TablePhase.OVER
             self._events.append(MatchEnded(self.match))
             self._events.append(LobbyChanged())
         else:
@@ -525,7 +396,7 @@ class TableMachine:
 
     def _begin_seeding(self) -> None:
         self.round_number += 1
-        self.phase = "seeding"
+        self.phase = TablePhase.SEEDING
         self.participants = sorted(self.members)
         self.commits = {}
         self.reveals = {}
@@ -535,11 +406,11 @@ class TableMachine:
         self._advance_seeding()
 
     def _advance_seeding(self) -> None:
-        if self.phase == "seeding" and all(p in self.commits for p in self.participants):
-            self.phase = "revealing"
+        if self.phase is TablePhase.SEEDING and all(p in self.commits for p in self.participants):
+            self.phase = TablePhase.REVEALING
             if self.local_peer in self.participants:
                 self._events.append(RevealDue(self.round_number))
-        if self.phase == "revealing" and all(p in self.reveals for p in self.participants):
+        if self.phase is TablePhase.REVEALING and all(p in self.reveals for p in self.participants):
             self._deal()
 
     def _deal(self) -> None:
@@ -549,37 +420,25 @@ class TableMachine:
             if self.reveals[peer]:
                 material.update(b"\x00" + peer.encode() + b"\x00" + self.reveals[peer].encode())
         seed = material.hexdigest()
-        self._seat_claimants()
-        self.phase = "playing"
+        if self.claims:
+            self.seating.seat_claimants(self.members)
+            table = self.round_table
+            self.round_table = self.seating.table(table.options, table.team_names)
+        self.phase = TablePhase.PLAYING
         self.replica = Replica(deal_round(self.round_table, seed), self.local_peer, self._authorize)
         self._events.append(RoundStarted(self.round_number, self.replica.view))
         self._events.append(LobbyChanged())
 
     def _lobby_settings(self, peer: str, host_only: bool = False) -> TableSettings:
         if self.settings is None:
-            raise MalformedError("the table has not been created")
-        if self.phase != "lobby":
-            raise MalformedError("the match has started")
+            raise RefusedError("the table has not been created")
+        if self.phase is not TablePhase.LOBBY:
+            raise RefusedError("the match has started")
         if peer not in self.members:
-            raise MalformedError("not a member of the table")
+            raise RefusedError("not a member of the table")
         if host_only and peer != self.host:
-            raise MalformedError("only the host may do that")
+            raise RefusedError("only the host may do that")
         return self.settings
-
-    def _free_team(self, team: Any, settings: TableSettings) -> int:
-        if type(team) is not int or not 0 <= team < settings.teams:
-            raise MalformedError(f"team must be a number from 0 to {settings.teams - 1}")
-        if sum(1 for seat in self.seats if seat.team == team) >= settings.per_team:
-            raise MalformedError(f"team {_team_name(team)} is full")
-        return team
-
-    def _unique_player(self, name: str) -> str:
-        candidate, number = name, 2
-        while self.seat_of(candidate) is not None:
-            suffix = f" {number}"
-            candidate = name[: MAX_NAME_LENGTH - len(suffix)] + suffix
-            number += 1
-        return candidate
 
     def _restore(self, data: Any) -> None:
         if not isinstance(data, dict):
@@ -588,24 +447,24 @@ class TableMachine:
         self.settings = TableSettings.from_wire(settings) if settings is not None else None
         self.host = data["host"]
         self.members = {
-            str(p): _text(n, "member name", MAX_NAME_LENGTH) for p, n in data["members"]
+            str(p): checked_text(n, "member name", MAX_NAME_LENGTH) for p, n in data["members"]
         }
-        self.seats = [Seat(str(p), int(t), o, c, b) for p, t, o, c, b in data["seats"]]
-        self.ready = {str(p) for p in data["ready"]}
-        phase = data["phase"]
-        if phase not in ("lobby", "seeding", "revealing", "playing", "over"):
-            raise MalformedError("bad phase in table snapshot")
-        self.phase = phase
+        self.seating = Seating(
+            [Seat(str(p), int(t), o, c, b) for p, t, o, c, b in data["seats"]],
+            {str(p) for p in data["ready"]},
+            {str(p): str(n) for p, n in data.get("claims", [])},
+        )
+        try:
+            self.phase = TablePhase(data["phase"])
+        except ValueError:
+            raise MalformedError("bad phase in table snapshot") from None
         self.round_number = int(data["round"])
         self.participants = [str(p) for p in data["participants"]]
         self.commits = {str(p): str(d) for p, d in data["commits"]}
         self.reveals = {str(p): str(n) for p, n in data["reveals"]}
-        self.claims = {str(p): str(n) for p, n in data.get("claims", [])}
         if self.settings is not None and self.seats and data["rounds"] is not None:
-            teams = sorted({seat.team for seat in self.seats})
-            names = tuple(_team_name(team) for team in teams)
             self.match = Match(
-                names,
+                self.seating.team_names(),
                 self.settings.options.target,
                 tuple(tuple(int(x) for x in row) for row in data["rounds"]),
             )
@@ -614,39 +473,20 @@ class TableMachine:
             self.round_table = stable.table
             self.replica = Replica(stable, self.local_peer, self._authorize)
         elif self.match is not None and self.settings is not None:
-            teams = sorted({seat.team for seat in self.seats})
-            self.round_table = Table(
-                self.settings.options,
-                self.match.team_names,
-                tuple(tuple(s.player for s in self.seats if s.team == t) for t in teams),
-                tuple(BACK_COLOURS[t] for t in teams),
-            )
+            self.round_table = self.seating.table(self.settings.options, self.match.team_names)
 
 
-_STABLE_HANDLERS: Final[dict[str, Callable[[TableMachine, EntryKey, dict[str, Any]], None]]] = {
-    "create": TableMachine._on_create,
-    "hello": TableMachine._on_hello,
-    "sit": TableMachine._on_sit,
-    "stand": TableMachine._on_stand,
-    "bot": TableMachine._on_bot,
-    "unbot": TableMachine._on_unbot,
-    "ready": TableMachine._on_ready,
-    "start": TableMachine._on_start,
-    "commit": TableMachine._on_commit,
-    "reveal": TableMachine._on_reveal,
-    "act": TableMachine._on_act,
+_HANDLERS: Final[dict[type, Callable[[TableMachine, EntryKey, Any], None]]] = {
+    Create: TableMachine._on_create,
+    Hello: TableMachine._on_hello,
+    Sit: TableMachine._on_sit,
+    Stand: TableMachine._on_stand,
+    AddBot: TableMachine._on_bot,
+    RemoveBot: TableMachine._on_unbot,
+    Ready: TableMachine._on_ready,
+    Start: TableMachine._on_start,
+    Commit: TableMachine._on_commit,
+    Reveal: TableMachine._on_reveal,
+    Act: TableMachine._on_act,
 }
-
-
-def _team_name(team: int) -> str:
-    return BACK_COLOURS[team].capitalize()
-
-
-def _text(value: Any, field: str, limit: int) -> str:
-    if not isinstance(value, str) or not 0 < len(value) <= limit or not value.isprintable():
-        raise MalformedError(f"{field!r} must be printable text of 1 to {limit} characters")
-    return value
-
-
-def _is_hex(text: str) -> bool:
-    return all(c in "0123456789abcdef" for c in text)
+"""The table's reducer: each command's rule, by the command's type."""

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from nerts_lan.simgame import GameResult, play_game
+from nerts_lan.table import TablePhase
 from net.core import CoreConfig
 from net.simnet import LinkModel
 
@@ -31,7 +32,7 @@ def check_same_game(result: GameResult) -> None:
             assert reference.verdicts.get(key, accepted) == accepted, (app.peer, key)
         for number, digest in app.round_digests.items():
             assert reference.round_digests.get(number, digest) == digest, (app.peer, number)
-    assert len({app.machine.digest() for app in members}) == 1
+    assert len({app.table.machine.digest() for app in members}) == 1
 
 
 @pytest.mark.parametrize("seed", range(SEEDS))
@@ -67,8 +68,11 @@ def test_races_are_decided_the_same_everywhere_and_losers_snap_back() -> None:
         races += sum(app.rolled_back for app in result.members())
         for app in result.members():
             # A loser's view was rebuilt from the stable state: nothing of the lost move stays.
-            assert app.machine.replica is not None
-            assert app.machine.replica.pending == [] or app.machine.phase != "playing"
+            assert app.table.machine.replica is not None
+            assert (
+                app.table.machine.replica.pending == []
+                or app.table.machine.phase is not TablePhase.PLAYING
+            )
     assert races > 0, "no race happened: the test would prove nothing"
 
 
@@ -83,8 +87,8 @@ def test_a_member_dies_mid_round_the_rest_go_on_and_it_catches_up(seed: int) -> 
     assert apps[victim].caught_up, "the returning peer did not catch up from a snapshot"
     survivors = [app for app in result.members() if app.peer != victim]
     assert all(app.round_digests.get(1) for app in survivors), "the others did not go on"
-    assert apps[victim].machine.seat_of(victim) is not None
-    assert apps[victim].machine.seat_of(victim).controller == victim  # its seat is back
+    assert apps[victim].table.machine.seat_of(victim) is not None
+    assert apps[victim].table.machine.seat_of(victim).controller == victim  # its seat is back
 
 
 def test_causality_an_action_made_after_seeing_another_is_ordered_after_it() -> None:
@@ -126,4 +130,4 @@ def test_peers_joining_one_after_another_with_pauses_play_the_same_game(seed: in
     )
     check_same_game(result)
     assert len(result.members()) == peers  # everyone is at the table in the end
-    assert all(app.machine.round_number >= 2 for app in result.members())  # round 1 ended
+    assert all(app.table.machine.round_number >= 2 for app in result.members())  # round 1 ended

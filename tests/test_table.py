@@ -7,10 +7,35 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.engine import legal_actions, state_digest
+from nerts_lan.actions import Flip, MalformedError
+from nerts_lan.commands import (
+    Act,
+    AddBot,
+    Commit,
+    Create,
+    Hello,
+    Ready,
+    RemoveBot,
+    Reveal,
+    Sit,
+    Stand,
+    Start,
+    TableCommand,
+    TableSettings,
+    command_from_wire,
+)
+from nerts_lan.engine import Options, legal_actions, state_digest
 from nerts_lan.replica import ActionRejected
 from nerts_lan.session import MatchEnded, PeerGone, PeerReturned, RoundStarted
-from nerts_lan.table import CommitDue, EntryIgnored, RevealDue, TableMachine, commit_digest
+from nerts_lan.table import (
+    CommitDue,
+    EntryIgnored,
+    IgnoredKind,
+    RevealDue,
+    TableMachine,
+    TablePhase,
+    commit_digest,
+)
 
 
 class Log:
@@ -27,7 +52,11 @@ class Log:
             for peer in peers:
                 machine.member_joined(peer)
 
-    def post(self, peer: str, payload: dict[str, Any]) -> None:
+    def post(self, peer: str, command: TableCommand) -> None:
+        self.post_wire(peer, command.to_wire())
+
+    def post_wire(self, peer: str, payload: Any) -> None:
+        """A payload as it came over the network, hostile or not."""
         self.clock += 1
         for machine in self.machines.values():
             machine.stable_entry((self.clock, peer), payload)
@@ -53,52 +82,50 @@ class Log:
                 if isinstance(event, CommitDue):
                     nonce = os.urandom(32)
                     self.nonces[(peer, event.round)] = nonce
-                    self.post(peer, {"k": "commit", "r": event.round, "d": commit_digest(nonce)})
+                    self.post(peer, Commit(event.round, commit_digest(nonce)))
                 elif isinstance(event, RevealDue):
                     nonce = self.nonces[(peer, event.round)]
-                    self.post(peer, {"k": "reveal", "r": event.round, "n": nonce.hex()})
+                    self.post(peer, Reveal(event.round, nonce.hex()))
 
 
 @pytest.fixture
 def table() -> Log:
     log = Log(["a", "b", "c"])
     log.join("a")
-    log.post(
-        "a", {"k": "create", "settings": {"name": "Kitchen", "teams": 4, "options": {"target": 15}}}
-    )
+    log.post("a", Create(TableSettings("Kitchen", Options(target=15), teams=4)))
     log.join("b", "c")
     for peer, name in (("a", "Ann"), ("b", "Bo"), ("c", "Cy")):
-        log.post(peer, {"k": "hello", "name": name})
+        log.post(peer, Hello(name))
     return log
 
 
 def _start(log: Log) -> None:
-    log.post("a", {"k": "sit", "team": 0})
-    log.post("b", {"k": "sit", "team": 1})
-    log.post("a", {"k": "bot", "team": 2, "level": "hard"})
+    log.post("a", Sit(0))
+    log.post("b", Sit(1))
+    log.post("a", AddBot(2, "hard"))
     for peer in ("a", "b"):
-        log.post(peer, {"k": "ready", "on": True})
-    log.post("a", {"k": "start"})
+        log.post(peer, Ready(True))
+    log.post("a", Start())
 
 
 def test_seats_readiness_and_the_start_are_agreed(table: Log) -> None:
     a = table.machines["a"]
-    table.post("a", {"k": "sit", "team": 0})
-    table.post("b", {"k": "sit", "team": 0})  # full in singles mode
+    table.post("a", Sit(0))
+    table.post("b", Sit(0))  # full in singles mode
     assert [s.player for s in a.seats] == ["Ann"]
     assert any(
         isinstance(e, EntryIgnored) and "team Red is full" in e.reason for e in table.events["a"]
     )
-    table.post("b", {"k": "sit", "team": 1})
-    table.post("c", {"k": "bot", "team": 2, "level": "hard"})  # only the host adds bots
+    table.post("b", Sit(1))
+    table.post("c", AddBot(2, "hard"))  # only the host adds bots
     assert a.can_start() == "waiting for Ann, Bo to be ready"
-    table.post("b", {"k": "start"})  # only the host starts
-    assert a.phase == "lobby"
-    table.post("a", {"k": "ready", "on": True})
-    table.post("b", {"k": "ready", "on": True})
+    table.post("b", Start())  # only the host starts
+    assert a.phase is TablePhase.LOBBY
+    table.post("a", Ready(True))
+    table.post("b", Ready(True))
     assert a.can_start() is None
-    table.post("a", {"k": "start"})
-    assert {m.phase for m in table.machines.values()} == {"playing"}
+    table.post("a", Start())
+    assert {m.phase for m in table.machines.values()} == {TablePhase.PLAYING}
     digests = {state_digest(m.replica.view) for m in table.machines.values()}  # type: ignore[union-attr]
     assert len(digests) == 1
     assert a.round_table is not None and a.round_table.team_names == ("Red", "Blue")
@@ -109,12 +136,10 @@ def test_the_seed_depends_on_every_members_nonce(table: Log) -> None:
     first = table.machines["a"].replica.view  # type: ignore[union-attr]
     again = Log(["a", "b", "c"])
     again.join("a")
-    again.post(
-        "a", {"k": "create", "settings": {"name": "Kitchen", "teams": 4, "options": {"target": 15}}}
-    )
+    again.post("a", Create(TableSettings("Kitchen", Options(target=15), teams=4)))
     again.join("b", "c")
     for peer, name in (("a", "Ann"), ("b", "Bo"), ("c", "Cy")):
-        again.post(peer, {"k": "hello", "name": name})
+        again.post(peer, Hello(name))
     _start(again)
     second = again.machines["a"].replica.view  # type: ignore[union-attr]
     assert state_digest(first) != state_digest(second)  # fresh nonces, a fresh deal
@@ -122,22 +147,22 @@ def test_the_seed_depends_on_every_members_nonce(table: Log) -> None:
 
 def test_a_bad_reveal_contributes_nothing_and_does_not_stall_the_round(table: Log) -> None:
     a = table.machines["a"]
-    table.post("a", {"k": "sit", "team": 0})
-    table.post("a", {"k": "ready", "on": True})
+    table.post("a", Sit(0))
+    table.post("a", Ready(True))
     # c cheats: its reveal will not match. Intercept its duties by hand.
     original = table._duties
 
     def cheating_duties() -> None:
         for event in table.machines["c"].take_events():
             if isinstance(event, RevealDue):
-                table.post("c", {"k": "reveal", "r": event.round, "n": "00" * 32})
+                table.post("c", Reveal(event.round, "00" * 32))
             elif isinstance(event, CommitDue):
-                table.post("c", {"k": "commit", "r": event.round, "d": "ab" * 32})
+                table.post("c", Commit(event.round, "ab" * 32))
         original()
 
     table._duties = cheating_duties  # type: ignore[method-assign]
-    table.post("a", {"k": "start"})
-    assert a.phase == "playing" and a.reveals["c"] == ""
+    table.post("a", Start())
+    assert a.phase is TablePhase.PLAYING and a.reveals["c"] == ""
 
 
 def test_actions_count_only_from_the_laptop_that_plays_the_seat(table: Log) -> None:
@@ -145,13 +170,13 @@ def test_actions_count_only_from_the_laptop_that_plays_the_seat(table: Log) -> N
     a, b = table.machines["a"], table.machines["b"]
     state = a.replica.view  # type: ignore[union-attr]
     flip = next(x for x in legal_actions(state, "Ann") if type(x).__name__ == "Flip")
-    table.post("b", {"k": "act", "r": 1, "a": flip.to_wire()})  # b forges Ann's flip
+    table.post("b", Act.of(1, flip))  # b forges Ann's flip
     assert any(
         isinstance(e, ActionRejected) and "not played from that laptop" in e.reason
         for e in table.events["a"]
     )
-    table.post("a", {"k": "act", "r": 1, "a": flip.to_wire()})
-    table.post("a", {"k": "act", "r": 1, "a": {"by": "Bot 1", "do": "flip"}})  # a runs the bot
+    table.post("a", Act.of(1, flip))
+    table.post("a", Act(1, {"by": "Bot 1", "do": "flip"}))  # a runs the bot
     assert a.digest() == b.digest()
     assert a.replica.stable.teams[0].waste and a.replica.stable.teams[2].waste  # type: ignore[union-attr]
 
@@ -163,7 +188,7 @@ def test_a_lost_member_is_played_by_a_bot_and_takes_its_seat_back(table: Log) ->
     seat = a.seat_of("Bo")
     assert seat is not None and seat.controller == "a" and seat.bot == "medium"
     assert any(isinstance(e, PeerGone) and e.players == ("Bo",) for e in table.events["a"])
-    table.post("a", {"k": "act", "r": 1, "a": {"by": "Bo", "do": "flip"}})
+    table.post("a", Act(1, {"by": "Bo", "do": "flip"}))
     assert a.replica.stable.teams[1].waste  # type: ignore[union-attr]
     table.back("b")
     seat = a.seat_of("Bo")
@@ -175,12 +200,12 @@ def test_rounds_follow_each_other_and_scores_carry_over(table: Log) -> None:
     _start(table)
     a = table.machines["a"]
     for number in range(1, 4):
-        assert a.phase == "playing" and a.round_number == number
+        assert a.phase is TablePhase.PLAYING and a.round_number == number
         # Everyone declares stuck until the round dies: quick, fruitless rounds.
-        while a.phase == "playing" and a.round_number == number:
+        while a.phase is TablePhase.PLAYING and a.round_number == number:
             for player, peer in (("Ann", "a"), ("Bo", "b"), ("Bot 1", "a")):
-                if a.phase == "playing" and a.round_number == number:
-                    table.post(peer, {"k": "act", "r": number, "a": {"by": player, "do": "stuck"}})
+                if a.phase is TablePhase.PLAYING and a.round_number == number:
+                    table.post(peer, Act(number, {"by": player, "do": "stuck"}))
     # Dead rounds cost every team its nerts pile: nobody reaches the target, the match goes on
     # with round 4 dealt, and the scores are agreed on every peer.
     assert a.match is not None and a.match.totals == {"Red": -78, "Blue": -78, "Green": -78}
@@ -192,10 +217,10 @@ def test_rounds_follow_each_other_and_scores_carry_over(table: Log) -> None:
 def test_a_snapshot_restores_the_same_table(table: Log) -> None:
     _start(table)
     a = table.machines["a"]
-    table.post("a", {"k": "act", "r": 1, "a": {"by": "Ann", "do": "flip"}})
+    table.post("a", Act(1, {"by": "Ann", "do": "flip"}))
     restored = TableMachine.from_snapshot("c", a.snapshot())
     assert restored.digest() == a.digest()
-    assert restored.phase == "playing" and restored.seat_of("Bo") is not None
+    assert restored.phase is TablePhase.PLAYING and restored.seat_of("Bo") is not None
 
 
 @pytest.mark.parametrize(
@@ -218,7 +243,7 @@ def test_a_snapshot_restores_the_same_table(table: Log) -> None:
 )
 def test_hostile_entries_are_ignored_identically(table: Log, payload: Any) -> None:
     before = {m.digest() for m in table.machines.values()}
-    table.post("c", payload)
+    table.post_wire("c", payload)
     after = {m.digest() for m in table.machines.values()}
     assert len(before) == 1 and after == before
     assert isinstance(table.events["a"][-1], EntryIgnored)
@@ -227,12 +252,12 @@ def test_hostile_entries_are_ignored_identically(table: Log, payload: Any) -> No
 def _end_round_dead(log: Log) -> None:
     a = log.machines["a"]
     number = a.round_number
-    while a.phase == "playing" and a.round_number == number:
+    while a.phase is TablePhase.PLAYING and a.round_number == number:
         for seat in list(a.seats):
-            if a.phase == "playing" and a.round_number == number:
+            if a.phase is TablePhase.PLAYING and a.round_number == number:
                 log.post(
                     seat.controller or "a",
-                    {"k": "act", "r": number, "a": {"by": seat.player, "do": "stuck"}},
+                    Act(number, {"by": seat.player, "do": "stuck"}),
                 )
 
 
@@ -241,13 +266,13 @@ def test_someone_joining_mid_match_watches_then_takes_a_bots_seat_next_round(tab
     # The newcomer catches up from a snapshot, then everyone sees it join.
     table.machines["d"] = TableMachine.from_snapshot("d", table.machines["a"].snapshot())
     table.join("d")
-    table.post("d", {"k": "hello", "name": "Di"})
-    table.post("d", {"k": "sit", "team": 0})  # Ann's seat is a person's: refused
+    table.post("d", Hello("Di"))
+    table.post("d", Sit(0))  # Ann's seat is a person's: refused
     assert isinstance(table.events["a"][-1], EntryIgnored)
-    table.post("d", {"k": "sit", "team": 2})  # the bot's seat
+    table.post("d", Sit(2))  # the bot's seat
     a = table.machines["a"]
     assert a.claims == {"d": "Bot 1"}
-    table.post("d", {"k": "act", "r": 1, "a": {"by": "Bot 1", "do": "flip"}})
+    table.post("d", Act(1, {"by": "Bot 1", "do": "flip"}))
     assert any(
         isinstance(e, ActionRejected) and "not played from that laptop" in e.reason
         for e in table.events["a"]
@@ -256,6 +281,69 @@ def test_someone_joining_mid_match_watches_then_takes_a_bots_seat_next_round(tab
     seat = a.seat_of("Di")
     assert seat is not None and seat.team == 2 and seat.controller == "d" and seat.bot is None
     assert a.replica is not None and a.replica.view.table.team_of("Di") == 2
-    table.post("d", {"k": "act", "r": 2, "a": {"by": "Di", "do": "flip"}})
+    table.post("d", Act(2, {"by": "Di", "do": "flip"}))
     assert a.replica.stable.teams[2].waste
     assert len({m.digest() for m in table.machines.values()}) == 1
+
+
+WIRE_FORMS: list[tuple[TableCommand, dict[str, Any]]] = [
+    (Hello("Ann"), {"k": "hello", "name": "Ann"}),
+    (Sit(1), {"k": "sit", "team": 1}),
+    (Stand(), {"k": "stand"}),
+    (Ready(False), {"k": "ready", "on": False}),
+    (AddBot(2, "easy"), {"k": "bot", "team": 2, "level": "easy"}),
+    (RemoveBot("Bot 1"), {"k": "unbot", "player": "Bot 1"}),
+    (Start(), {"k": "start"}),
+    (Commit(3, "ab" * 32), {"k": "commit", "r": 3, "d": "ab" * 32}),
+    (Reveal(3, "cd" * 32), {"k": "reveal", "r": 3, "n": "cd" * 32}),
+    (Act.of(2, Flip("Ann")), {"k": "act", "r": 2, "a": {"by": "Ann", "do": "flip"}}),
+]
+
+
+@pytest.mark.parametrize(("command", "wire"), WIRE_FORMS)
+def test_every_command_has_one_wire_form_and_parses_back(
+    command: TableCommand, wire: dict[str, Any]
+) -> None:
+    # The wire form goes over the network and into saved match logs: it never changes.
+    assert command.to_wire() == wire
+    assert command_from_wire(wire) == command
+
+
+def test_create_carries_the_settings_on_the_wire() -> None:
+    settings = TableSettings("Den", Options(target=20), teams=2, per_team=2)
+    wire = Create(settings).to_wire()
+    assert wire == {"k": "create", "settings": settings.to_wire()}
+    assert command_from_wire(wire) == Create(settings)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [None, {"k": "dance"}, {"k": "sit"}, {"k": "bot", "team": 0, "level": "god"}, {"k": "unbot"}],
+)
+def test_a_payload_not_of_a_commands_form_is_malformed(payload: Any) -> None:
+    with pytest.raises(MalformedError):
+        command_from_wire(payload)
+
+
+def test_malformed_entries_are_told_apart_from_refused_ones(table: Log) -> None:
+    table.post_wire("b", {"k": "sit", "team": "one"})
+    assert table.events["a"][-1] == EntryIgnored(
+        "b", "team must be a number", IgnoredKind.MALFORMED
+    )
+    table.post("b", Start())
+    last = table.events["a"][-1]
+    assert isinstance(last, EntryIgnored) and last.kind is IgnoredKind.REFUSED
+    assert last.reason == "only the host may do that"
+    assert table.machines["a"].phase is TablePhase.LOBBY
+
+
+def test_a_phase_prints_as_the_word_adverts_and_snapshots_carry() -> None:
+    assert [str(phase) for phase in TablePhase] == [
+        "lobby",
+        "seeding",
+        "revealing",
+        "playing",
+        "over",
+    ]
+    assert f"{TablePhase.OVER}" == "over" and TablePhase.LOBBY == "lobby"
+    assert str(IgnoredKind.MALFORMED) == "malformed"

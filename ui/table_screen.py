@@ -167,6 +167,7 @@ class TableScreen(Screen):
         self._build_hud(width, height)
         self._refresh_hud()
         if self.overlay is not None:
+            self._clear_of_piles(self.overlay)
             self.overlay.build(width, height)
         self.dirty = True
 
@@ -760,9 +761,15 @@ class TableScreen(Screen):
         """The answer Stay: back to the panel the question covered, if it still holds."""
         beneath, self._beneath = self._beneath, None
         if beneath is not None and beneath[0] is not None and beneath[1] == self.round_number:
+            self._clear_of_piles(beneath[0])  # the window may have changed size meanwhile
             self._open(beneath[0])
         else:
             self._close_overlay()
+
+    def _clear_of_piles(self, overlay: Overlay) -> None:
+        """Tell a panel whose buttons must keep clear of the table where its piles are now."""
+        if isinstance(overlay, (ScoreOverlay, ConfirmOverlay)):
+            overlay.keep_clear = tuple(self._keep_clear())
 
     def _keep_clear(self) -> list[Rect]:
         """What the player may have been clicking: the own piles and the table's buttons."""

@@ -10,6 +10,10 @@ by ``now``; nothing here sleeps, draws or reads a clock.
 Rounds follow each other into a match: when a round ends the session reports ``RoundEnded`` (and
 ``MatchEnded`` once a team has won) and waits for ``next_round()`` (a button in the window), or
 starts the next round by itself after ``intermission`` seconds when that is set.
+
+No one else waits at a practice table, so its game can stop: between ``pause(now)`` and
+``resume(now)`` (the player reads the help, the options, a question) no bot moves and no time
+passes for the game; every bot's next move comes as late after the pause as it was due before.
 """
 
 from __future__ import annotations
@@ -126,6 +130,9 @@ class PracticeSession:
         self._intermission_until: float | None = None
         self._outbox: list[SessionEvent] = []
         self._now = 0.0
+        """The game's time: the time polled, less every pause."""
+        self._paused_at: float | None = None
+        self._paused_for = 0.0
         self._counter = 0
         self._bot_objects: dict[str, Bot] = {}
         self._due: list[tuple[float, int, str, Action | None]] = []
@@ -176,7 +183,10 @@ class PracticeSession:
         """No one else is watching in practice: the pointer stays on this machine."""
 
     def poll(self, now: float) -> list[SessionEvent]:
-        self._now = max(self._now, now)
+        if self._paused_at is not None:
+            events, self._outbox = self._outbox, []
+            return events
+        self._now = max(self._now, now - self._paused_for)
         if not self._closed:
             if self._round == 0:
                 self._start_round(self._now)
@@ -198,6 +208,24 @@ class PracticeSession:
     def close(self) -> None:
         self._closed = True
         self._due.clear()
+
+    # --- pausing (implements ``PausableSession``) ---------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        """True between ``pause`` and ``resume``."""
+        return self._paused_at is not None
+
+    def pause(self, now: float) -> None:
+        """Stop the game at time ``now``: until ``resume`` no bot moves (no-op when paused)."""
+        if self._paused_at is None:
+            self._paused_at = now
+
+    def resume(self, now: float) -> None:
+        """Let the game go on from where ``pause`` stopped it (no-op when not paused)."""
+        if self._paused_at is not None:
+            self._paused_for += max(now - self._paused_at, 0.0)
+            self._paused_at = None
 
     # --- between rounds ----------------------------------------------------------------------
 

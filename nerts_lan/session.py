@@ -26,6 +26,7 @@ __all__ = [
     "IgnoredKind",
     "MatchEnded",
     "PacedSession",
+    "PausableSession",
     "PeerGone",
     "PeerHeardAgain",
     "PeerReturned",
@@ -187,4 +188,17 @@ class PacedSession(Session, Protocol):
 
     def next_round(self) -> None:
         """Deal (or play back) the next round now."""
+        ...
+
+
+@runtime_checkable
+class PausableSession(Session, Protocol):
+    """A session whose game can stop while its player reads (practice: no one else waits)."""
+
+    def pause(self, now: float) -> None:
+        """Stop the game at time ``now``: nothing moves until ``resume``."""
+        ...
+
+    def resume(self, now: float) -> None:
+        """Go on from where ``pause`` stopped, as if no time had passed in between."""
         ...

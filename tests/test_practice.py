@@ -146,3 +146,31 @@ def test_partnership_puts_a_bot_beside_the_player() -> None:
 def test_bad_configs_are_refused(changes: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         PracticeConfig(**changes)  # type: ignore[arg-type]
+
+
+def test_a_paused_practice_stands_still_and_goes_on_where_it_stopped() -> None:
+    def new() -> PracticeSession:
+        session = PracticeSession(PracticeConfig(opponents=2, seed="pause"))
+        session.poll(0.0)
+        return session
+
+    paused, straight = new(), new()
+    paused.pause(1.0)
+    assert paused.paused
+    assert not any(isinstance(e, ActionApplied) for e in _poll_until(paused, 1.0, 60.0))
+    paused.resume(60.0)
+    assert not paused.paused
+    # The same game as one never paused, 59 seconds later: the bots' moves are only delayed.
+    later = _poll_until(paused, 60.0, 75.0)
+    sooner = _poll_until(straight, 1.0, 16.0)
+    assert [e for e in later if isinstance(e, ActionApplied)]
+    assert [str(e) for e in later] == [str(e) for e in sooner]
+    assert paused.view == straight.view
+
+
+def _poll_until(session: PracticeSession, start: float, until: float) -> list[object]:
+    """Every event of polling each 50 ms from ``start`` to ``until``."""
+    events: list[object] = []
+    for step in range(round((until - start) / 0.05)):
+        events.extend(session.poll(start + step * 0.05))
+    return events

@@ -210,6 +210,15 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         self.needs_draw = True
 
     def on_close(self) -> None:
+        """The window's close button: during a LAN match the table asks first (not calling
+        pyglet's default refuses the close; the question's Leave closes for real)."""
+        if isinstance(self.current, TableScreen) and self.current.confirm_close(self.close_now):
+            self.needs_draw = True
+            return
+        self.close_now()
+
+    def close_now(self) -> None:
+        """Leave the screen and the LAN, and close the window, without asking."""
         if self.current is not None:
             self.current.close()
             self.current = None

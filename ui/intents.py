@@ -41,7 +41,7 @@ KEY_HELP: Final = (
     ("H", "show a hint"),
     ("S", "declare your team stuck"),
     ("X", "call Nerts! (once your nerts pile is empty)"),
-    ("Esc", "drop the pick; close a panel"),
+    ("Esc", "drop the pick, close a panel, or leave (it asks first)"),
     ("F1 or ?", "this help"),
     ("O", "options"),
 )

@@ -8,8 +8,9 @@ without a window. Coordinates are pyglet's: pixels, origin at the bottom left, y
   foundations in the middle.
 - ``placements(layout, state)`` says where each visible card is drawn, face up or as a back, and
   in which order; the window's sprites follow it.
-- ``card_at``, ``pile_at`` and ``drop_targets`` answer what the pointer is over and where a
-  dropped card may be meant to go (the engine decides whether it may).
+- ``card_at``, ``pile_at`` (over ``clickable_piles``) and ``drop_targets`` answer what the
+  pointer is over and where a dropped card may be meant to go (the engine decides whether it
+  may).
 - ``to_table_units`` / ``from_table_units`` convert a pointer to the shared cursor frame.
 """
 
@@ -35,6 +36,7 @@ __all__ = [
     "TableLayout",
     "TeamArea",
     "card_at",
+    "clickable_piles",
     "compute_layout",
     "drop_targets",
     "from_table_units",
@@ -422,20 +424,28 @@ def card_at(found: Sequence[Placement], x: float, y: float, team: int) -> Placem
 def pile_at(layout: TableLayout, x: float, y: float) -> PileRef | None:
     """The local team's pile (its base place, or the fanned work pile's column) under the point,
     or ``f`` for anywhere in the middle of the table."""
+    for pile, rect in clickable_piles(layout):
+        if rect.contains(x, y):
+            return pile
+    if layout.center.contains(x, y):
+        return ANY_FOUNDATION
+    return None
+
+
+def clickable_piles(layout: TableLayout) -> list[tuple[PileRef, Rect]]:
+    """The local team's piles and where the mouse finds them: the nerts pile, the stock, the
+    waste with its fan, and each work pile's whole column down to its floor."""
     area = layout.own_area
+    found: list[tuple[PileRef, Rect]] = []
     for pile in (NERTS, STOCK, WASTE):
         rect = area.pile_rect(pile)
         if pile is WASTE:
             rect = Rect(rect.x, rect.y, rect.w + 2 * area.waste_step, rect.h)
-        if rect.contains(x, y):
-            return PileRef(area.team, pile)
+        found.append((PileRef(area.team, pile), rect))
     for index, rect in enumerate(area.work):
         column = Rect(rect.x, area.floor, rect.w, rect.top - area.floor)
-        if column.contains(x, y):
-            return PileRef(area.team, work_pile(index))
-    if layout.center.contains(x, y):
-        return ANY_FOUNDATION
-    return None
+        found.append((PileRef(area.team, work_pile(index)), column))
+    return found
 
 
 def drop_targets(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyglet import shapes
@@ -171,7 +171,14 @@ class OptionsOverlay(Overlay):
 
 
 class ScoreOverlay(Overlay):
-    """The round's scoreboard, each team's match total over the rounds, and the match result."""
+    """The round's scoreboard, each team's match total over the rounds, and the match result.
+
+    It comes up while the player may still be hammering play keys, so for ``quiet`` seconds of
+    the window's clock (``clock``) its buttons are dimmed and take no click, and the table screen
+    passes it no key (``ready``); after that only Enter or its buttons deal on. Its buttons keep
+    clear of ``keep_clear`` (the piles and buttons the player was just clicking): along the
+    panel's bottom when that is clear, else under its title.
+    """
 
     def __init__(
         self,
@@ -184,6 +191,10 @@ class ScoreOverlay(Overlay):
         match_over: bool,
         on_next: Callable[[], None],
         on_menu: Callable[[], None],
+        *,
+        keep_clear: Sequence[Rect] = (),
+        clock: Callable[[], float] = lambda: 0.0,
+        quiet: float = 0.0,
     ) -> None:
         super().__init__(batch, group)
         self.table = table
@@ -193,18 +204,68 @@ class ScoreOverlay(Overlay):
         self.match_over = match_over
         self.on_next = on_next
         self.on_menu = on_menu
+        self.keep_clear = tuple(keep_clear)
+        self._clock = clock
+        self.quiet_until = clock() + quiet
+        self._awake = quiet <= 0
+
+    def ready(self) -> bool:
+        """True once the quiet moment is over: the panel takes keys and clicks."""
+        return self._clock() >= self.quiet_until
+
+    def wake(self) -> bool:
+        """Light the buttons up once the quiet moment is over; True when that changed them."""
+        if self._awake or not self.ready():
+            return False
+        self._awake = True
+        for button in self.buttons:
+            button.set_enabled(True)
+        return True
+
+    def on_click(self, x: float, y: float) -> None:
+        if self.ready():
+            super().on_click(x, y)
 
     def content(self, width: int, height: int) -> None:
-        table, state, match = self.table, self.state, self.match
-        teams = len(table.team_names)
+        teams = len(self.table.team_names)
         rect = self.panel(width, height, 820, 250 + teams * 26 + 190)
+        next_rect, menu_rect, on_top = self._button_places(rect)
         x0 = rect.x + 24
-        y = rect.top - 36
-        number = len(match.rounds)
+        number = len(self.match.rounds)
         outcome = self.ended.outcome
         how = f"{outcome.caller} called Nerts" if outcome.caller else "everyone was stuck"
+        y = rect.top - 36
         self.text(f"Round {number} over: {how}", x0, y, size=22, bold=True, colour=ACCENT)
-        y -= 40
+        y -= 90 if on_top else 40
+        y = self._rows(x0, y)
+        footer_y = rect.y + (24 if on_top else 40)
+        chart_y = footer_y + 30
+        self._chart(Rect(x0, chart_y, rect.w - 48, max(y - 20 - chart_y, 60)))
+        caption = self._footer(x0, footer_y)
+        for place, name, action, colour in (
+            (next_rect, caption, self.on_next, (40, 110, 70)),
+            (menu_rect, "Menu", self.on_menu, (52, 70, 84)),
+        ):
+            self.button(place, name, action, colour).set_enabled(self._awake)
+
+    def _button_places(self, rect: Rect) -> tuple[Rect, Rect, bool]:
+        """Where Next and Menu go: along the bottom of the panel, or under the title when the
+        bottom would cover something just clickable (then True)."""
+        places: list[tuple[Rect, Rect, bool]] = []
+        for y, on_top in ((rect.y + 22, False), (rect.top - 100, True)):
+            places.append(
+                (Rect(rect.right - 210, y, 190, 36), Rect(rect.right - 320, y, 100, 36), on_top)
+            )
+        for place in places:
+            buttons = place[:2]
+            if not any(b.inflate(6).overlap(other) for b in buttons for other in self.keep_clear):
+                return place
+        return places[-1]
+
+    def _rows(self, x0: float, y: float) -> float:
+        """The column heads and one row per team, best match total first; the y below them."""
+        table, state, match = self.table, self.state, self.match
+        teams = len(table.team_names)
         columns = [
             ("team", 0),
             ("played", 250),
@@ -222,7 +283,8 @@ class ScoreOverlay(Overlay):
             for owner in owners:
                 played[owner] += 1
         scores = self.ended.scores
-        caller_team = table.team_of(outcome.caller) if outcome.caller else None
+        caller = self.ended.outcome.caller
+        caller_team = table.team_of(caller) if caller else None
         order = sorted(range(teams), key=lambda i: -totals[table.team_names[i]])
         for i in order:
             name = table.team_names[i]
@@ -244,35 +306,22 @@ class ScoreOverlay(Overlay):
             for value, offset in cells:
                 self.text(value, x0 + offset + (20 if offset == 0 else 0), y, size=15)
             y -= 26
-        chart = Rect(x0, rect.y + 70, rect.w - 48, max(y - 20 - (rect.y + 70), 60))
-        self._chart(chart)
+        return y
+
+    def _footer(self, x0: float, y: float) -> str:
+        """The match's result or its target along the bottom; the Next button's caption."""
+        match = self.match
         if self.match_over and match.winner is not None:
             differences = match.differences()
             behind = ", ".join(
                 f"{n} {d:+d}" for n, d in sorted(differences.items(), key=lambda kv: -kv[1]) if d
             )
             self.text(
-                f"{match.winner} wins the match!  {behind}",
-                x0,
-                rect.y + 40,
-                size=17,
-                bold=True,
-                colour=GOOD,
+                f"{match.winner} wins the match!  {behind}", x0, y, size=17, bold=True, colour=GOOD
             )
-            caption = "New match (Enter)"
-        else:
-            self.text(
-                f"First to {match.target} wins the match.",
-                x0,
-                rect.y + 40,
-                size=14,
-                colour=TEXT_DIM,
-            )
-            caption = "Next round (Enter)"
-        self.button(
-            Rect(rect.right - 210, rect.y + 22, 190, 36), caption, self.on_next, (40, 110, 70)
-        )
-        self.button(Rect(rect.right - 320, rect.y + 22, 100, 36), "Menu", self.on_menu)
+            return "New match (Enter)"
+        self.text(f"First to {match.target} wins the match.", x0, y, size=14, colour=TEXT_DIM)
+        return "Next round (Enter)"
 
     def _chart(self, area: Rect) -> None:
         """Each team's running total after each round, one line per team in its colour."""

@@ -24,6 +24,7 @@ from nerts_lan.session import (
     CursorMoved,
     MatchEnded,
     PacedSession,
+    PausableSession,
     PeerGone,
     PeerReturned,
     RoundStarted,
@@ -32,11 +33,13 @@ from nerts_lan.session import (
 
 from . import intents
 from .config import CARD_SIZES, Settings
+from .confirm import ConfirmOverlay
 from .layout import (
     PileRef,
     Placement,
     Rect,
     card_at,
+    clickable_piles,
     drop_targets,
     pile_at,
     placements,
@@ -54,6 +57,9 @@ __all__ = ["TableScreen"]
 _DRAG_START = 5.0
 _DOUBLE_CLICK = 0.35
 _BANNER_SECONDS = 1.8
+_PANEL_QUIET = 1.0
+"""Seconds the round-over panel ignores keys and clicks: the player may still be hammering."""
+_ENTER_KEYS = (keys.ENTER, keys.RETURN, keys.NUM_ENTER)
 _KEY_NAMES = {
     keys.SPACE: "space",
     keys.N: "n",
@@ -106,6 +112,9 @@ class TableScreen(Screen):
         self.selection: intents.Selection | None = None
         self.hint: Action | None = None
         self.overlay: Overlay | None = None
+        self._beneath: tuple[Overlay | None, int] | None = None
+        """While the player is asked whether to leave: the panel the question covers, and the
+        round it belongs to (Stay brings it back if that round is still the current one)."""
         self.banner: list[Any] = []
         self.banner_until = 0.0
         self.pending_scores: RoundEnded | None = None
@@ -145,6 +154,8 @@ class TableScreen(Screen):
             self.dirty = True
             if self.pending_scores is not None:
                 self._show_scores()
+        if isinstance(self.overlay, ScoreOverlay) and self.overlay.wake():
+            self.dirty = True
         moving = self.view.update(now)
         dirty = self.dirty or moving or bool(events)
         self.dirty = False
@@ -156,6 +167,7 @@ class TableScreen(Screen):
         self._build_hud(width, height)
         self._refresh_hud()
         if self.overlay is not None:
+            self._clear_of_piles(self.overlay)
             self.overlay.build(width, height)
         self.dirty = True
 
@@ -265,14 +277,10 @@ class TableScreen(Screen):
     def on_key_press(self, symbol: int, modifiers: int) -> None:
         self.dirty = True
         if self.overlay is not None:
-            if symbol in (keys.ESCAPE, keys.F1, keys.SLASH, keys.QUESTION):
-                if isinstance(self.overlay, ScoreOverlay) and symbol != keys.ESCAPE:
-                    return
-                self._close_overlay()
-            elif symbol in (keys.ENTER, keys.RETURN, keys.SPACE) and isinstance(
-                self.overlay, ScoreOverlay
-            ):
-                self._next_round()
+            self._overlay_key(symbol)
+            return
+        if symbol == keys.ESCAPE and self.selection is None:
+            self._leave()  # nothing picked to drop: Esc is the way out (it asks first)
             return
         if symbol in (keys.F1, keys.SLASH, keys.QUESTION):
             self._open(HelpOverlay(self.batch, self.overlay_group, self._close_overlay))
@@ -601,19 +609,24 @@ class TableScreen(Screen):
         self.pending_scores = None
         if event is None:
             return
-        self._open(
-            ScoreOverlay(
-                self.batch,
-                self.overlay_group,
-                self.session.table,
-                self.session.view,
-                self.session.match,
-                event,
-                self.match_over,
-                self._next_round,
-                self._leave,
-            )
+        scores = ScoreOverlay(
+            self.batch,
+            self.overlay_group,
+            self.session.table,
+            self.session.view,
+            self.session.match,
+            event,
+            self.match_over,
+            self._next_round,
+            self._leave,
+            keep_clear=self._keep_clear(),
+            clock=lambda: self.now,
+            quiet=0.0 if self.read_only else _PANEL_QUIET,
         )
+        if isinstance(self.overlay, ConfirmOverlay):
+            self._beneath = (scores, self.round_number)  # the player is deciding whether to leave
+            return
+        self._open(scores)
 
     def _next_round(self) -> None:
         if isinstance(self.session, PacedSession):
@@ -627,13 +640,44 @@ class TableScreen(Screen):
             self.overlay.delete()
         self.overlay = overlay
         overlay.build(self.window.width, self.window.height)
+        self._pause_while_reading()
         self.dirty = True
 
     def _close_overlay(self) -> None:
         if self.overlay is not None:
             self.overlay.delete()
             self.overlay = None
+        self._pause_while_reading()
         self.dirty = True
+
+    def _overlay_key(self, symbol: int) -> None:
+        """A key while a panel is open: the question, the scoreboard and the others each take
+        their own keys; the scoreboard takes none in its quiet moment."""
+        overlay = self.overlay
+        if isinstance(overlay, ConfirmOverlay):
+            overlay.on_key(symbol)
+        elif isinstance(overlay, ScoreOverlay):
+            if not overlay.ready():
+                return  # a play key hammered as the round ended
+            if symbol in _ENTER_KEYS:
+                self._next_round()
+            elif symbol == keys.ESCAPE:
+                if self.read_only:
+                    self._close_overlay()
+                else:
+                    self._leave()
+        elif symbol in (keys.ESCAPE, keys.F1, keys.SLASH, keys.QUESTION):
+            self._close_overlay()
+
+    def _pause_while_reading(self) -> None:
+        """Practice stops while the player reads the help, the options or a question."""
+        session = self.session
+        if not isinstance(session, PausableSession):
+            return
+        if self.overlay is None or isinstance(self.overlay, ScoreOverlay):
+            session.resume(self.now)
+        else:
+            session.pause(self.now)
 
     def _open_options(self) -> None:
         self._open(
@@ -671,5 +715,64 @@ class TableScreen(Screen):
             card_scale=CARD_SIZES.get(self.settings.card_size, 1.0),
         )
 
+    # --- leaving --------------------------------------------------------------------------------
+
+    def confirm_close(self, close: Callable[[], None]) -> bool:
+        """Whether closing the window must wait for the player: during a LAN match it asks
+        (Leave runs ``close``) and returns True; practice, a replay or a finished match close."""
+        if isinstance(self.session, PacedSession) or not self._leaving_asks():
+            return False
+        if not isinstance(self.overlay, ConfirmOverlay):
+            self._ask_to_leave(close)
+        return True
+
     def _leave(self) -> None:
-        self.on_leave()
+        """Back to the menu (the Menu buttons, Esc), asking first while a match is on."""
+        if self._leaving_asks():
+            self._ask_to_leave(self.on_leave)
+        else:
+            self.on_leave()
+
+    def _leaving_asks(self) -> bool:
+        return not self.read_only and not self.match_over
+
+    def _ask_to_leave(self, leave: Callable[[], None]) -> None:
+        beneath = self._beneath
+        if not isinstance(self.overlay, ConfirmOverlay):
+            beneath = (self.overlay, self.round_number)
+        self._beneath = None
+        if isinstance(self.session, PacedSession):
+            detail = "This practice match ends here."
+        else:
+            detail = "A bot plays on in your seat."
+        confirm = ConfirmOverlay(
+            self.batch,
+            self.overlay_group,
+            "Leave the match?",
+            detail,
+            leave,
+            self._stay,
+            keep_clear=self._keep_clear(),
+        )
+        self._open(confirm)
+        self._beneath = beneath
+
+    def _stay(self) -> None:
+        """The answer Stay: back to the panel the question covered, if it still holds."""
+        beneath, self._beneath = self._beneath, None
+        if beneath is not None and beneath[0] is not None and beneath[1] == self.round_number:
+            self._clear_of_piles(beneath[0])  # the window may have changed size meanwhile
+            self._open(beneath[0])
+        else:
+            self._close_overlay()
+
+    def _clear_of_piles(self, overlay: Overlay) -> None:
+        """Tell a panel whose buttons must keep clear of the table where its piles are now."""
+        if isinstance(overlay, (ScoreOverlay, ConfirmOverlay)):
+            overlay.keep_clear = tuple(self._keep_clear())
+
+    def _keep_clear(self) -> list[Rect]:
+        """What the player may have been clicking: the own piles and the table's buttons."""
+        layout = self.view.layout
+        piles = [rect for _, rect in clickable_piles(layout)] if layout is not None else []
+        return piles + [button.rect for button in self._buttons]

@@ -32,6 +32,7 @@ from nerts_lan.session import (
 
 from . import intents
 from .config import CARD_SIZES, Settings
+from .hints import StockWatch, hint_marks, next_hint
 from .layout import (
     PileRef,
     Placement,
@@ -54,6 +55,8 @@ __all__ = ["TableScreen"]
 _DRAG_START = 5.0
 _DOUBLE_CLICK = 0.35
 _BANNER_SECONDS = 1.8
+_MARK_WIDTH = 3.0
+"""How far ``TableView.set_marks`` draws its outline outside a rect."""
 _KEY_NAMES = {
     keys.SPACE: "space",
     keys.N: "n",
@@ -105,6 +108,8 @@ class TableScreen(Screen):
         self.round_number = 0
         self.selection: intents.Selection | None = None
         self.hint: Action | None = None
+        self.stock_watch = StockWatch()
+        """What this team's stock went through this round, for hints."""
         self.overlay: Overlay | None = None
         self.banner: list[Any] = []
         self.banner_until = 0.0
@@ -311,6 +316,7 @@ class TableScreen(Screen):
                 self._close_overlay()
             self.selection = None
             self.hint = None
+            self.stock_watch = StockWatch()
             self.view.resize(self.window.width, self.window.height, event.state)
             self._after_change(animate=False)
             if self.read_only:
@@ -358,6 +364,8 @@ class TableScreen(Screen):
         ):
             self.selection = None
         self.hint = None
+        if not self.read_only:
+            self.stock_watch.observe(state, self.team)
         self._mark_selection()
         self._refresh_hud()
         self.dirty = True
@@ -391,12 +399,9 @@ class TableScreen(Screen):
         if self.read_only:
             self._status_text("You are watching this match", TEXT_DIM)
             return
-        hint = intents.hint_action(self.session.view, self.player)
-        self.hint = hint
-        if hint is None:
-            self._status_text("Nothing to do but wait for the others", TEXT_DIM)
-            return
-        self._status_text("Hint: " + intents.describe(hint), ACCENT)
+        hint = next_hint(self.session.view, self.player, self.stock_watch)
+        self.hint = hint.action
+        self._status_text(hint.text, TEXT_DIM if hint.action is None else ACCENT)
         self._mark_selection()
 
     def _mark_selection(self) -> None:
@@ -410,22 +415,11 @@ class TableScreen(Screen):
             for placement in self._placements:
                 if placement.pile == self.selection.pile and placement.card in cards:
                     marks.append((placement.rect, ACCENT))
-        hint = self.hint
-        if isinstance(hint, (Play, SlideUnder)):
-            for placement in self._placements:
-                if (
-                    placement.team == self.team
-                    and placement.card == int(hint.card)
-                    and (placement.pile.team == self.team)
-                ):
-                    marks.append((placement.rect, GOOD))
-            if hint.target.kind == "work":
-                marks.append((layout.own_area.pile_rect(hint.target), GOOD))
-            else:
-                marks.append((layout.center, GOOD))
-        elif isinstance(hint, Flip):
-            marks.append((layout.own_area.stock, GOOD))
-        self.view.set_marks(marks)
+        for rect in hint_marks(self.hint, state, layout, self._placements, self.team):
+            marks.append((rect, GOOD))
+        # Outlined just inside each rect: an outline outside it would cut through the name
+        # above the nerts pile and the count below it.
+        self.view.set_marks((_inset(rect, _MARK_WIDTH), colour) for rect, colour in marks)
 
     def _share_cursor(self, x: float, y: float, holding: tuple[str, ...]) -> None:
         layout = self.view.layout
@@ -673,3 +667,7 @@ class TableScreen(Screen):
 
     def _leave(self) -> None:
         self.on_leave()
+
+
+def _inset(rect: Rect, by: float) -> Rect:
+    return Rect(rect.x + by, rect.y + by, max(rect.w - 2 * by, 0.0), max(rect.h - 2 * by, 0.0))

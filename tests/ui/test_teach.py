@@ -107,3 +107,26 @@ def test_the_hint_says_nerts_once_the_pile_is_empty(harness: Harness) -> None:
     _hint(harness)
     assert screen.hint == CallNerts("You")
     assert "Nerts" in screen._status.text
+
+
+def test_help_teaches_the_game_with_a_picture_and_fits_a_small_window(harness: Harness) -> None:
+    from pyglet import shapes
+    from pyglet.window import key
+
+    mine = team("You", ("You",), nerts="9C 5H", work=("9D", "6S", "", "2C"), stock="3S 4S")
+    screen = _practice(harness, mine)
+    harness.key(key.F1)
+    overlay = screen.overlay
+    texts = " ".join(item.text for item in overlay.items if hasattr(item, "text"))
+    for words in ("Goal", "nerts pile", "Foundations", "Work piles", "+1", "−2", "Stuck", "Space"):
+        assert words in texts, words
+    assert any(isinstance(item, shapes.Rectangle) and item.width < 200 for item in overlay.items)
+
+    overlay.build(1024, 640)  # the smallest common window: nothing may spill out of the panel
+    panel = overlay.items[1].rect
+    for item in overlay.items:
+        if hasattr(item, "text"):
+            bottom = item.y - (item.content_height if item.anchor_y == "top" else 0)
+            assert panel.y <= bottom and item.y <= panel.top, item.text
+        elif isinstance(item, shapes.Rectangle) and item.width < 200:
+            assert panel.y <= item.y and item.y + item.height <= panel.top

@@ -130,3 +130,29 @@ def test_help_teaches_the_game_with_a_picture_and_fits_a_small_window(harness: H
             assert panel.y <= bottom and item.y <= panel.top, item.text
         elif isinstance(item, shapes.Rectangle) and item.width < 200:
             assert panel.y <= item.y and item.y + item.height <= panel.top
+
+
+def test_a_new_players_first_practice_is_one_easy_bot_and_a_change_is_remembered(
+    harness: Harness,
+) -> None:
+    from ui.config import load_settings
+
+    harness.window.show_menu()
+    harness.frame()
+    menu = harness.window.current
+    texts = [item.text for item in menu.items if hasattr(item, "text")]
+    captions = [button.text.text for button in menu.buttons]
+    assert "1" in texts + captions and "easy" in texts + captions, (texts, captions)
+    practice = next(b for b in menu.buttons if b.text.text == "Practice")
+    harness.click(*practice.rect.center)
+    harness.frame()
+    session = harness.window.current.session
+    assert len(session.table.team_names) == 2
+    assert session.config.level == "easy"
+
+    harness.window.show_menu()
+    harness.frame()
+    menu = harness.window.current
+    level = next(b for b in menu.buttons if b.text.text == "easy")
+    harness.click(*level.rect.center)
+    assert load_settings().level == "medium"

@@ -114,3 +114,13 @@ def test_a_card_from_the_nerts_pile_comes_first() -> None:
     hint = next_hint(state, "ann", StockWatch())
     assert isinstance(hint.action, Play) and hint.action.source.kind == "nerts"
     assert "nerts pile" in hint.text
+
+
+def test_moving_a_whole_work_pile_says_it_makes_room() -> None:
+    state = layout(
+        team("red", ("ann",), nerts="KD 7S", work=("AD", "6H", "7C", "2H"), stock="QH JD"),
+        _rivals(),
+    )
+    hint = next_hint(state, "ann", StockWatch())
+    assert isinstance(hint.action, Play) and str(hint.action.card) == "6H"
+    assert hint.text.endswith("(it empties a work pile for your nerts cards)")

@@ -92,7 +92,7 @@ def next_hint(state: State, player: str, watch: StockWatch) -> Hint:
         return Hint(CallNerts(player), "Your nerts pile is empty: call Nerts! (X) to end the round")
     move = suggest_card_move(state, player, watch.layouts)
     if move is not None:
-        return Hint(move, f"Hint: {describe(move)}{_why(move)}")
+        return Hint(move, f"Hint: {describe(move)}{_why(move, own.work)}")
     if not own.stock and not own.waste:
         if own.stuck:
             return Hint(None, _WAIT)
@@ -157,14 +157,18 @@ def _visible_part(placement: Placement, shown: Sequence[Placement]) -> Rect:
 
 
 def _foundation_for(card: int, state: State, layout: TableLayout) -> Rect:
-    """The foundation that takes ``card``, or the whole middle for one that starts a new one."""
+    """The foundation that takes ``card``, or where a new one starts (the whole middle when the
+    layout has no room laid out for it)."""
     for index, wanted in enumerate(state.f_next):
         if wanted == card:
             return layout.foundation_rect(index)
+    new = len(state.f_cards)
+    if new < layout.foundation_cols * layout.foundation_rows:
+        return layout.foundation_rect(new)
     return layout.center
 
 
-def _why(move: Action) -> str:
+def _why(move: Action, work: tuple[tuple[int, ...], ...]) -> str:
     """Why the move helps, in a few words."""
     if not isinstance(move, (Play, SlideUnder)):
         return ""
@@ -172,6 +176,9 @@ def _why(move: Action) -> str:
         return " (empty your nerts pile first)"
     if isinstance(move, Play) and move.target.kind == "foundation":
         return " (+1 a card)"
-    if move.source.kind == "work":
+    index = move.source.index
+    if move.source.kind == "work" and index is not None:
+        if work[index][:1] == (int(move.card),):
+            return " (it empties a work pile for your nerts cards)"
         return " (it frees the card below)"
     return ""

@@ -49,6 +49,8 @@ class Settings:
     the round end in 90 seconds with nothing played). Once changed, the choice is remembered."""
     flip: int = 3
     partners: bool = False
+    guide_offered: bool = False
+    """The guided first round has been offered (the first practice game from the menu)."""
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)

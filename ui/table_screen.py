@@ -32,6 +32,8 @@ from nerts_lan.session import (
 
 from . import intents
 from .config import CARD_SIZES, Settings
+from .guide import Guide
+from .guide_panel import GuidePanel
 from .hints import StockWatch, hint_marks, next_hint
 from .layout import (
     PileRef,
@@ -86,7 +88,10 @@ class TableScreen(Screen):
         settings: Settings,
         save_settings: Callable[[Settings], None],
         on_leave: Callable[[], None],
+        *,
+        guided: bool = False,
     ) -> None:
+        """``guided``: the guided first round (one explanation at a time, the next move shown)."""
         self.window = window
         self.batch = batch
         self.session = session
@@ -128,6 +133,10 @@ class TableScreen(Screen):
         self._placements: list[Placement] = []
         self._nerts_button: Button | None = None
         self._changed = False
+        self.guide = Guide() if guided and not self.read_only else None
+        self._guide_panel = (
+            GuidePanel(self.batch, Group(order=190), self._end_guide) if self.guide else None
+        )
         self.resize(window.width, window.height)
 
     # --- frame ---------------------------------------------------------------------------------
@@ -160,6 +169,8 @@ class TableScreen(Screen):
         self._placements = placements(self.view.layout, self.session.view)  # type: ignore[arg-type]
         self._build_hud(width, height)
         self._refresh_hud()
+        if self._guide_panel is not None and self.view.layout is not None:
+            self._guide_panel.build(self.view.layout.center)
         if self.overlay is not None:
             self.overlay.build(width, height)
         self.dirty = True
@@ -174,6 +185,8 @@ class TableScreen(Screen):
             item.delete()
         if self.overlay is not None:
             self.overlay.delete()
+        if self._guide_panel is not None:
+            self._guide_panel.delete()
         self.session.close()
 
     # --- input ---------------------------------------------------------------------------------
@@ -182,6 +195,8 @@ class TableScreen(Screen):
         self.dirty = True
         if self.overlay is not None:
             self.overlay.on_click(x, y)
+            return
+        if self._guide_panel is not None and self._guide_panel.on_click(x, y):
             return
         for item in self._buttons:
             if item.hit(x, y):
@@ -317,6 +332,8 @@ class TableScreen(Screen):
             self.selection = None
             self.hint = None
             self.stock_watch = StockWatch()
+            if event.number > 1:
+                self._end_guide()  # the guide is for the first round
             self.view.resize(self.window.width, self.window.height, event.state)
             self._after_change(animate=False)
             if self.read_only:
@@ -342,6 +359,7 @@ class TableScreen(Screen):
         if isinstance(event, RoundEnded):
             self._changed = True
             self.pending_scores = event
+            self._end_guide()
             self._nerts_banner(event)
             return
         if isinstance(event, MatchEnded):
@@ -366,6 +384,13 @@ class TableScreen(Screen):
         self.hint = None
         if not self.read_only:
             self.stock_watch.observe(state, self.team)
+        if self.guide is not None and self._guide_panel is not None:
+            step = self.guide.step(state, self.player, self.stock_watch)
+            self.hint = step.action
+            layout = self.view.layout
+            assert layout is not None
+            marks = hint_marks(step.action, state, layout, self._placements, self.team)
+            self._guide_panel.show(step.text, marks)
         self._mark_selection()
         self._refresh_hud()
         self.dirty = True
@@ -420,6 +445,15 @@ class TableScreen(Screen):
         # Outlined just inside each rect: an outline outside it would cut through the name
         # above the nerts pile and the count below it.
         self.view.set_marks((_inset(rect, _MARK_WIDTH), colour) for rect, colour in marks)
+
+    def _end_guide(self) -> None:
+        """Skip or finish the guided round: its panel and its pointing go."""
+        if self._guide_panel is not None:
+            self._guide_panel.delete()
+        self.guide, self._guide_panel = None, None
+        self.hint = None
+        self._mark_selection()
+        self.dirty = True
 
     def _share_cursor(self, x: float, y: float, holding: tuple[str, ...]) -> None:
         layout = self.view.layout

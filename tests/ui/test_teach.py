@@ -156,3 +156,56 @@ def test_a_new_players_first_practice_is_one_easy_bot_and_a_change_is_remembered
     level = next(b for b in menu.buttons if b.text.text == "easy")
     harness.click(*level.rect.center)
     assert load_settings().level == "medium"
+
+
+def test_the_first_practice_is_a_guided_round_offered_once_and_skippable(
+    harness: Harness,
+) -> None:
+    from ui.config import load_settings
+    from ui.guide import LESSONS
+
+    def practice_from_menu() -> Any:
+        harness.window.show_menu()
+        harness.frame()
+        menu = harness.window.current
+        practice = next(b for b in menu.buttons if b.text.text == "Practice")
+        harness.click(*practice.rect.center)
+        harness.settle(0.3)
+        return harness.window.current
+
+    screen = practice_from_menu()
+    panel = screen._guide_panel
+    assert panel is not None and load_settings().guide_offered
+    assert screen.session.config.delay_scale > 1  # slow bots while the player reads
+    lessons = [text for text in LESSONS.values() if text in panel.text]
+    assert len(lessons) == 1, panel.text  # one explanation at a time
+    assert screen.hint is not None  # the next move is pointed at without asking
+    marked = screen.view._marks
+    assert marked, "the guide's move is not outlined"
+
+    harness.click(*panel.skip.rect.center)
+    assert screen._guide_panel is None and screen.guide is None and not screen.view._marks
+
+    again = practice_from_menu()
+    assert again._guide_panel is None and again.session.config.delay_scale == 1
+
+
+def test_the_guide_never_covers_the_foundation_its_move_goes_to(harness: Harness) -> None:
+    foundations = (
+        *((ace, "Ada") for ace in ("AS", "AH", "AC", "AD")),
+        ("AS", "You"),
+        ("AH", "You"),
+        ("AC 2C", "You You"),
+    )
+    mine = team("You", ("You",), nerts="KD 3C", work=("9D", "7H", "5D", "3H"), stock="QH JD")
+    state = layout(mine, _ADA, foundations=foundations)
+    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
+    harness.window.start_practice(config, first_deal=state, guided=True)
+    harness.settle(0.2)
+    screen = harness.window.current
+
+    assert isinstance(screen.hint, Play) and str(screen.hint.card) == "3C"
+    target = screen.view.layout.foundation_rect(6)
+    panel = screen._guide_panel
+    assert panel is not None and panel._area.overlap(target) == 0
+    assert _column_marks(harness, target.x + 1, target.y, target.top)  # its outline shows

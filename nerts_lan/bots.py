@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
@@ -30,7 +31,15 @@ from .cards import card_rank
 from .engine import State, Tableau, legal_actions
 from .piles import Pile
 
-__all__ = ["HIDDEN_CARD", "LEVELS", "PROFILES", "Bot", "LevelProfile", "redact"]
+__all__ = [
+    "HIDDEN_CARD",
+    "LEVELS",
+    "PROFILES",
+    "Bot",
+    "LevelProfile",
+    "redact",
+    "suggest_card_move",
+]
 
 HIDDEN_CARD: Final = 52
 """What a face-down card reads as in a redacted state: no card value (indexing any table by it
@@ -91,6 +100,39 @@ def redact(state: State, team: int) -> State:
             )
         )
     return state.with_teams(tuple(teams))
+
+
+def suggest_card_move(
+    state: State, player: str, seen_layouts: Iterable[WorkLayout] = ()
+) -> Action | None:
+    """The card move (a play or a slide under) most worth making now by ``player``, or None when
+    none is worth more than flipping the stock: what the ``hard`` level values, with no misses,
+    no noise and no split between partners (any seat may play from the waste). For hints.
+
+    Decided on the view of ``player``'s team only (``redact``); ``seen_layouts`` are work layouts
+    (piles sorted) that a work-to-work move must not go back to (the current one never is)."""
+    team = state.table.team_of(player)
+    if team is None or state.outcome is not None:
+        return None
+    view = redact(state, team)
+    layouts = set(seen_layouts)
+    layouts.add(tuple(sorted(view.teams[team].work)))
+    valuer = MoveValuer(
+        view,
+        team,
+        race=True,
+        careful=True,
+        with_waste=True,
+        seen_layouts=layouts,
+        may_shuffle=True,
+    )
+    best: Action | None = None
+    best_value = FLIP_VALUE
+    for action in legal_actions(view, player):
+        valued = valuer.value(action)
+        if valued is not None and valued[0] > best_value:
+            best, best_value = action, valued[0]
+    return best
 
 
 class Bot:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import pyglet
 from pyglet import gl
@@ -44,6 +45,8 @@ __all__ = [
 
 TICK = 1 / 60
 """Seconds between two polls of the screen."""
+GUIDED_SLOWDOWN = 2.0
+"""How much slower the bots of a guided round react: time to read one explanation a move."""
 
 
 def open_window(config: WindowConfig) -> int:
@@ -131,7 +134,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
                 self.settings,
                 self._save,
                 self.lobby,
-                self.start_practice,
+                self._practice_from_menu,
                 self._menu_options,
                 on_host=self.show_host_form if networked else None,
                 on_join=self.join_table if networked else None,
@@ -148,9 +151,22 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         self.lobby.join(self._player_name(), table.table_id)
         self._show_lobby(host_form=False)
 
-    def start_practice(self, config: PracticeConfig, first_deal: State | None = None) -> None:
-        """Play a practice game (its first round from ``first_deal`` when given)."""
-        self.start_session(PracticeSession(config, first_deal=first_deal))
+    def start_practice(
+        self, config: PracticeConfig, first_deal: State | None = None, *, guided: bool = False
+    ) -> None:
+        """Play a practice game (its first round from ``first_deal`` when given; ``guided``:
+        its first round is the guided one, with bots ``GUIDED_SLOWDOWN`` times slower)."""
+        if guided:
+            config = replace(config, delay_scale=config.delay_scale * GUIDED_SLOWDOWN)
+        self.start_session(PracticeSession(config, first_deal=first_deal), guided=guided)
+
+    def _practice_from_menu(self, config: PracticeConfig) -> None:
+        """The menu's Practice: the first one ever is a guided round (offered once; it has a
+        Skip button)."""
+        guided = not self.settings.guide_offered
+        if guided:
+            self._save(self.settings.with_(guide_offered=True))
+        self.start_practice(config, guided=guided)
 
     def start_replay(self, session: ReplaySession, leave: Callable[[], None] | None = None) -> None:
         """Play a ``ReplaySession`` back; leaving it closes the window unless ``leave``."""
@@ -166,9 +182,11 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         )
         self.tick(0.0)
 
-    def start_session(self, session: Session) -> None:
+    def start_session(self, session: Session, *, guided: bool = False) -> None:
         self._replace(
-            TableScreen(self, self.batch, session, self.settings, self._save, self.show_menu)
+            TableScreen(
+                self, self.batch, session, self.settings, self._save, self.show_menu, guided=guided
+            )
         )
         self.tick(0.0)
 

@@ -43,10 +43,14 @@ class Settings:
     sounds: bool = True
     four_colour: bool = False
     card_size: str = "large"
-    opponents: int = 3
-    level: str = "medium"
+    opponents: int = 1
+    level: str = "easy"
+    """A first practice game is gentle: one easy bot (a newcomer against three medium bots saw
+    the round end in 90 seconds with nothing played). Once changed, the choice is remembered."""
     flip: int = 3
     partners: bool = False
+    guide_offered: bool = False
+    """The guided first round has been offered (the first practice game from the menu)."""
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)

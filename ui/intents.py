@@ -104,10 +104,11 @@ def click_action(state: State, player: str, source: PileRef, card: int) -> Actio
 
 
 def hint_action(state: State, player: str) -> Action | None:
-    """A good next move for ``player``: what a hard bot would do now."""
-    from nerts_lan.bots import Bot
+    """The card move most worth making now by ``player``, whatever its seat (None: none is
+    worth more than a flip); ``ui.hints`` says the rest (flip, stuck, Nerts)."""
+    from nerts_lan.bots import suggest_card_move
 
-    return Bot(player, "hard", "hint").decide(state)
+    return suggest_card_move(state, player)
 
 
 def key_action(

@@ -14,6 +14,7 @@ from nerts_lan.replica import RoundEnded
 from nerts_lan.scoring import Match
 
 from .config import CARD_SIZES, Settings
+from .help_page import GAME_LINES, table_sketch
 from .intents import KEY_HELP
 from .layout import Rect
 from .theme import ACCENT, GOOD, TEXT, TEXT_DIM, team_rgb
@@ -85,33 +86,45 @@ class Overlay:
 
 
 class HelpOverlay(Overlay):
-    """Every key of the game, and the mouse."""
+    """The game for a newcomer (goal, piles, scoring, stuck, Nerts, with a picture) beside every
+    key and the mouse."""
 
     def __init__(self, batch: Any, group: Group, on_close: Callable[[], None]) -> None:
         super().__init__(batch, group)
         self.on_close = on_close
 
     def content(self, width: int, height: int) -> None:
-        rows = len(KEY_HELP) + 4
-        line = min(24.0, (height - 120) / rows)
-        rect = self.panel(width, height, 620, line * rows + 90)
-        y = rect.top - 34
-        self.text("How to play", rect.x + 24, y, size=22, bold=True, colour=ACCENT)
-        y -= line * 1.5
-        self.text(
-            "Mouse: drag cards onto piles; click a card to play it to a foundation or the",
-            rect.x + 24,
-            y,
-            size=line * 0.58,
+        rect = self.panel(width, height, 1000, 640)
+        size = max(11.0, min(rect.h / 40, 15.0))
+        left_w = rect.w * 0.56 - 36
+        y = self._column_title("How to play Nerts", rect.x + 24, rect.top - 28)
+        for what, how in GAME_LINES:
+            self.text(what, rect.x + 24, y, size=size, bold=True, colour=GOOD, anchor_y="top")
+            y -= self._wrapped(how, rect.x + 24 + size * 8, y, left_w - size * 8, size) + 4
+        picture = Rect(rect.x + 24, rect.y + 14, left_w, y - rect.y - 24)
+        if picture.h > size * 6:
+            self.items.extend(table_sketch(self.batch, self.panel_group, self.text_group, picture))
+        right = rect.x + rect.w * 0.56
+        right_w = rect.right - right - 20
+        y = self._column_title("Keys", right, rect.top - 28)
+        mouse = "Mouse: drag cards onto piles; click a card to play it to a foundation or the "
+        y -= self._wrapped(
+            mouse + "best work pile; click the stock to flip.", right, y, right_w, size
         )
-        y -= line
-        self.text("best work pile; click the stock to flip.", rect.x + 24, y, size=line * 0.58)
-        y -= line * 1.3
+        y -= size * 0.6
         for key_name, meaning in KEY_HELP:
-            self.text(key_name, rect.x + 24, y, size=line * 0.6, bold=True, colour=GOOD)
-            self.text(meaning, rect.x + 150, y, size=line * 0.6)
-            y -= line
+            self.text(key_name, right, y, size=size, bold=True, colour=GOOD, anchor_y="top")
+            y -= self._wrapped(meaning, right + size * 6.5, y, right_w - size * 6.5, size) + 3
         self.button(Rect(rect.right - 130, rect.y + 14, 110, 34), "Close (Esc)", self.on_close)
+
+    def _column_title(self, title: str, x: float, y: float) -> float:
+        self.text(title, x, y, size=20, bold=True, colour=ACCENT)
+        return y - 26
+
+    def _wrapped(self, value: str, x: float, y: float, width: float, size: float) -> float:
+        """A paragraph from ``y`` down; returns its height."""
+        item = self.text(value, x, y, size=size, anchor_y="top", width=width)
+        return float(item.content_height)
 
 
 class OptionsOverlay(Overlay):

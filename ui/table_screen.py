@@ -34,6 +34,9 @@ from nerts_lan.session import (
 from . import intents
 from .config import CARD_SIZES, Settings
 from .confirm import ConfirmOverlay
+from .guide import Guide
+from .guide_panel import GuidePanel
+from .hints import StockWatch, hint_marks, next_hint
 from .layout import (
     PileRef,
     Placement,
@@ -60,6 +63,8 @@ _BANNER_SECONDS = 1.8
 _PANEL_QUIET = 1.0
 """Seconds the round-over panel ignores keys and clicks: the player may still be hammering."""
 _ENTER_KEYS = (keys.ENTER, keys.RETURN, keys.NUM_ENTER)
+_MARK_WIDTH = 3.0
+"""How far ``TableView.set_marks`` draws its outline outside a rect."""
 _KEY_NAMES = {
     keys.SPACE: "space",
     keys.N: "n",
@@ -89,7 +94,10 @@ class TableScreen(Screen):
         settings: Settings,
         save_settings: Callable[[Settings], None],
         on_leave: Callable[[], None],
+        *,
+        guided: bool = False,
     ) -> None:
+        """``guided``: the guided first round (one explanation at a time, the next move shown)."""
         self.window = window
         self.batch = batch
         self.session = session
@@ -111,6 +119,8 @@ class TableScreen(Screen):
         self.round_number = 0
         self.selection: intents.Selection | None = None
         self.hint: Action | None = None
+        self.stock_watch = StockWatch()
+        """What this team's stock went through this round, for hints."""
         self.overlay: Overlay | None = None
         self._beneath: tuple[Overlay | None, int] | None = None
         """While the player is asked whether to leave: the panel the question covers, and the
@@ -132,6 +142,10 @@ class TableScreen(Screen):
         self._placements: list[Placement] = []
         self._nerts_button: Button | None = None
         self._changed = False
+        self.guide = Guide() if guided and not self.read_only else None
+        self._guide_panel = (
+            GuidePanel(self.batch, Group(order=190), self._end_guide) if self.guide else None
+        )
         self.resize(window.width, window.height)
 
     # --- frame ---------------------------------------------------------------------------------
@@ -166,6 +180,8 @@ class TableScreen(Screen):
         self._placements = placements(self.view.layout, self.session.view)  # type: ignore[arg-type]
         self._build_hud(width, height)
         self._refresh_hud()
+        if self._guide_panel is not None and self.view.layout is not None:
+            self._guide_panel.build(self.view.layout.center)
         if self.overlay is not None:
             self._clear_of_piles(self.overlay)
             self.overlay.build(width, height)
@@ -181,6 +197,8 @@ class TableScreen(Screen):
             item.delete()
         if self.overlay is not None:
             self.overlay.delete()
+        if self._guide_panel is not None:
+            self._guide_panel.delete()
         self.session.close()
 
     # --- input ---------------------------------------------------------------------------------
@@ -189,6 +207,8 @@ class TableScreen(Screen):
         self.dirty = True
         if self.overlay is not None:
             self.overlay.on_click(x, y)
+            return
+        if self._guide_panel is not None and self._guide_panel.on_click(x, y):
             return
         for item in self._buttons:
             if item.hit(x, y):
@@ -319,6 +339,9 @@ class TableScreen(Screen):
                 self._close_overlay()
             self.selection = None
             self.hint = None
+            self.stock_watch = StockWatch()
+            if event.number > 1:
+                self._end_guide()  # the guide is for the first round
             self.view.resize(self.window.width, self.window.height, event.state)
             self._after_change(animate=False)
             if self.read_only:
@@ -344,6 +367,7 @@ class TableScreen(Screen):
         if isinstance(event, RoundEnded):
             self._changed = True
             self.pending_scores = event
+            self._end_guide()
             self._nerts_banner(event)
             return
         if isinstance(event, MatchEnded):
@@ -366,6 +390,15 @@ class TableScreen(Screen):
         ):
             self.selection = None
         self.hint = None
+        if not self.read_only:
+            self.stock_watch.observe(state, self.team)
+        if self.guide is not None and self._guide_panel is not None:
+            step = self.guide.step(state, self.player, self.stock_watch)
+            self.hint = step.action
+            layout = self.view.layout
+            assert layout is not None
+            marks = hint_marks(step.action, state, layout, self._placements, self.team)
+            self._guide_panel.show(step.text, marks)
         self._mark_selection()
         self._refresh_hud()
         self.dirty = True
@@ -399,12 +432,9 @@ class TableScreen(Screen):
         if self.read_only:
             self._status_text("You are watching this match", TEXT_DIM)
             return
-        hint = intents.hint_action(self.session.view, self.player)
-        self.hint = hint
-        if hint is None:
-            self._status_text("Nothing to do but wait for the others", TEXT_DIM)
-            return
-        self._status_text("Hint: " + intents.describe(hint), ACCENT)
+        hint = next_hint(self.session.view, self.player, self.stock_watch)
+        self.hint = hint.action
+        self._status_text(hint.text, TEXT_DIM if hint.action is None else ACCENT)
         self._mark_selection()
 
     def _mark_selection(self) -> None:
@@ -418,22 +448,20 @@ class TableScreen(Screen):
             for placement in self._placements:
                 if placement.pile == self.selection.pile and placement.card in cards:
                     marks.append((placement.rect, ACCENT))
-        hint = self.hint
-        if isinstance(hint, (Play, SlideUnder)):
-            for placement in self._placements:
-                if (
-                    placement.team == self.team
-                    and placement.card == int(hint.card)
-                    and (placement.pile.team == self.team)
-                ):
-                    marks.append((placement.rect, GOOD))
-            if hint.target.kind == "work":
-                marks.append((layout.own_area.pile_rect(hint.target), GOOD))
-            else:
-                marks.append((layout.center, GOOD))
-        elif isinstance(hint, Flip):
-            marks.append((layout.own_area.stock, GOOD))
-        self.view.set_marks(marks)
+        for rect in hint_marks(self.hint, state, layout, self._placements, self.team):
+            marks.append((rect, GOOD))
+        # Outlined just inside each rect: an outline outside it would cut through the name
+        # above the nerts pile and the count below it.
+        self.view.set_marks((_inset(rect, _MARK_WIDTH), colour) for rect, colour in marks)
+
+    def _end_guide(self) -> None:
+        """Skip or finish the guided round: its panel and its pointing go."""
+        if self._guide_panel is not None:
+            self._guide_panel.delete()
+        self.guide, self._guide_panel = None, None
+        self.hint = None
+        self._mark_selection()
+        self.dirty = True
 
     def _share_cursor(self, x: float, y: float, holding: tuple[str, ...]) -> None:
         layout = self.view.layout
@@ -776,3 +804,7 @@ class TableScreen(Screen):
         layout = self.view.layout
         piles = [rect for _, rect in clickable_piles(layout)] if layout is not None else []
         return piles + [button.rect for button in self._buttons]
+
+
+def _inset(rect: Rect, by: float) -> Rect:
+    return Rect(rect.x + by, rect.y + by, max(rect.w - 2 * by, 0.0), max(rect.h - 2 * by, 0.0))

@@ -30,9 +30,12 @@ from .layout import Rect
 from .lobby import HostRequest, ListedTable, LobbyProvider
 from .screen import Screen
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
-from .widgets import Button, FormScreen, Panel, TextField
+from .widgets import Button, FormScreen, Panel, TextField, fit
 
 __all__ = ["LobbyScreen"]
+
+OPEN_TIMEOUT = 20.0
+"""Seconds (of the window's clock) a table may take to answer before opening it is given up."""
 
 _TARGETS = (25, 50, 100, 150, 200)
 _BOT_LEVELS = ("easy", "medium", "hard")
@@ -81,6 +84,9 @@ class LobbyScreen(FormScreen, Screen):
         self._shown: LobbyView | None = None
         self._shown_problem = ""
         self._ready_sent: bool | None = None
+        self._opening_since: float | None = None
+        """When the window started waiting for the table to answer (None: not waiting)."""
+        self._open_problem = ""
         self.dirty = True
         self.resize(window.width, window.height)
 
@@ -92,7 +98,8 @@ class LobbyScreen(FormScreen, Screen):
             self.on_session(session)
             return True
         view = self.lobby.lobby()
-        if view is not self._shown or self.lobby.problem != self._shown_problem:
+        self._give_up_opening(now, view)
+        if view is not self._shown or self._problem() != self._shown_problem:
             self.resize(self.window.width, self.window.height)
         dirty, self.dirty = self.dirty, False
         return dirty
@@ -103,7 +110,7 @@ class LobbyScreen(FormScreen, Screen):
         panel = Rect(margin, margin, width - 2 * margin, height - 2 * margin)
         self.items.append(Panel(self.batch, self.group, panel, alpha=215))
         self._shown = self.lobby.lobby()
-        self._shown_problem = self.lobby.problem
+        self._shown_problem = self._problem()
         if self.host_form:
             self._build_form(panel)
         elif self.code_table is not None and not self.lobby.active:
@@ -124,6 +131,25 @@ class LobbyScreen(FormScreen, Screen):
 
     def close(self) -> None:
         self._clear()
+
+    def _give_up_opening(self, now: float, view: LobbyView | None) -> None:
+        """Leave a table that has not answered for ``OPEN_TIMEOUT`` seconds (gone, most likely:
+        its advert outlived it), and say so, with Back to the menu."""
+        if not self.lobby.active or (view is not None and view.settings is not None):
+            self._opening_since = None
+            return
+        if self._opening_since is None:
+            self._opening_since = now
+        elif now - self._opening_since >= OPEN_TIMEOUT:
+            self._opening_since = None
+            self.lobby.leave()
+            self._open_problem = (
+                f"The table did not answer in {OPEN_TIMEOUT:.0f} seconds: it has probably "
+                "closed. Back to the menu to pick another."
+            )
+
+    def _problem(self) -> str:
+        return self.lobby.problem or self._open_problem
 
     # --- the host's choices --------------------------------------------------------------------
 
@@ -193,6 +219,7 @@ class LobbyScreen(FormScreen, Screen):
             seats=self.teams,
             code=self.code,
         )
+        self._open_problem = ""
         self.lobby.host(self.player, request)
         self.host_form = False
         self.name_field = None
@@ -236,7 +263,7 @@ class LobbyScreen(FormScreen, Screen):
         if code is None:
             self._code_problem = "type the code first"
         else:
-            self._code_problem = ""
+            self._code_problem = self._open_problem = ""
             self.lobby.join(self.player, table.table_id, code=code)
         self.resize(self.window.width, self.window.height)
 
@@ -247,7 +274,10 @@ class LobbyScreen(FormScreen, Screen):
         self.button(Rect(panel.right - 148, panel.top - 62, 120, 40), "Leave", self._back)
         settings = view.settings if view is not None else None
         if view is None or settings is None:
-            waiting = "Opening the table…" if self.lobby.active else "Not at a table"
+            if self.lobby.active:
+                waiting = "Opening the table…"
+            else:
+                waiting = "Could not open the table" if self._open_problem else "Not at a table"
             self.text(waiting, x, y, size=22, bold=True, colour=ACCENT)
             if not self.lobby.active:
                 self.button(Rect(x, panel.y + 24, 160, 46), "Back", self._back, (70, 70, 80))
@@ -260,7 +290,10 @@ class LobbyScreen(FormScreen, Screen):
     def _build_heading(
         self, panel: Rect, view: LobbyView, settings: TableSettings, x: float, y: float
     ) -> None:
-        self.text(settings.name, x, y, size=24, bold=True, colour=ACCENT)
+        code = self.lobby.table_code
+        # Clear of the Leave button, and of the table's code when there is one.
+        room = (panel.x + 56 + _column(panel) if code is not None else panel.right - 148) - x - 16
+        fit(self.text(settings.name, x, y, size=24, bold=True, colour=ACCENT), room)
         mode = "partnership" if settings.partnership else "singles"
         options = settings.options
         host = _host_name(view)
@@ -271,7 +304,6 @@ class LobbyScreen(FormScreen, Screen):
             size=13,
             colour=TEXT_DIM,
         )
-        code = self.lobby.table_code
         if code is not None:
             # Above the members' list, clear of the Leave button: the host reads it out.
             cx = panel.x + 56 + _column(panel)

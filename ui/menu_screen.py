@@ -21,7 +21,7 @@ from .layout import Rect
 from .lobby import HostRequest, ListedTable, LobbyProvider
 from .screen import Screen
 from .theme import ACCENT, TEXT_DIM, WARN
-from .widgets import Button, FormScreen, Panel, TextField
+from .widgets import Button, FormScreen, Panel, TextField, fit
 
 __all__ = ["MenuScreen"]
 
@@ -154,14 +154,10 @@ class MenuScreen(FormScreen, Screen):
             kind = "partners" if table.partnership else "singles"
             state = " · playing" if table.started else ""
             state += " · needs a code" if table.needs_code else ""
-            self.text(f"{table.name}  ({table.host})", x, y, size=14, bold=True)
-            self.text(
-                f"{seated} seated · {table.seats} teams · {kind}{state}",
-                x,
-                y - 18,
-                size=12,
-                colour=TEXT_DIM,
-            )
+            room = right.right - 110 - 12 - x  # clear of the Join button
+            fit(self.text(f"{table.name}  ({table.host})", x, y, size=14, bold=True), room)
+            details = f"{seated} seated · {table.seats} teams · {kind}{state}"
+            fit(self.text(details, x, y - 18, size=12, colour=TEXT_DIM), room)
             caption = "Watch" if table.started else "Join"
             self.button(Rect(right.right - 110, y - 22, 90, 32), caption, self._joiner(table))
             y -= 50

@@ -8,9 +8,9 @@ from typing import Any
 from pyglet import shapes, text
 
 from .layout import Rect
-from .theme import ACCENT, FONT, PANEL, TEXT, lighter
+from .theme import ACCENT, FONT, PANEL, TEXT, TEXT_DIM, WARN, lighter
 
-__all__ = ["Button", "FormScreen", "Panel", "TextField", "label"]
+__all__ = ["Button", "FormScreen", "Panel", "TextField", "fit", "label"]
 
 
 def label(
@@ -45,6 +45,24 @@ def label(
         group=group,
         **kwargs,
     )
+
+
+def fit(item: Any, width: float) -> Any:
+    """Shorten a label's text with an ellipsis until it is at most ``width`` pixels wide (a long
+    table or player name must not run under the button beside it); returns the label."""
+    full = item.text
+    if item.content_width <= width:
+        return item
+    shortest, longest = 0, len(full) - 1
+    while shortest < longest:  # the longest prefix that fits, ellipsis included
+        middle = (shortest + longest + 1) // 2
+        item.text = full[:middle].rstrip() + "…"
+        if item.content_width <= width:
+            shortest = middle
+        else:
+            longest = middle - 1
+    item.text = full[:shortest].rstrip() + "…"
+    return item
 
 
 class Panel:
@@ -141,7 +159,8 @@ class Button:
 
 
 class TextField:
-    """A one-line text entry: focused by a click, edited with on_text / backspace."""
+    """A one-line text entry: focused by a click, edited with on_text / backspace. While it is
+    focused, a count under it says how much room is left ("12/24", then "24 at most")."""
 
     def __init__(
         self, batch: Any, group: Any, text_group: Any, rect: Rect, value: str, max_length: int = 24
@@ -169,6 +188,17 @@ class TextField:
             size=rect.h * 0.45,
             colour=(20, 24, 28),
         )
+        self.count = label(
+            batch,
+            text_group,
+            "",
+            rect.right,
+            rect.y - 2,
+            size=11,
+            colour=TEXT_DIM,
+            anchor_x="right",
+            anchor_y="top",
+        )
         self._refresh()
 
     def hit(self, x: float, y: float) -> bool:
@@ -190,6 +220,14 @@ class TextField:
     def _refresh(self) -> None:
         shown = self.value + ("|" if self.focused else "")
         self.text.text = shown
+        full = len(self.value) >= self.max_length
+        if not self.focused:
+            self.count.text = ""
+        elif full:
+            self.count.text = f"{self.max_length} characters at most"
+        else:
+            self.count.text = f"{len(self.value)}/{self.max_length}"
+        self.count.color = (*(WARN if full else TEXT_DIM), 255)
         self.box.color = (255, 255, 250, 255) if self.focused else (226, 228, 222, 255)
         if self.focused:
             self.box.color = (*lighter(ACCENT, 0.75), 255)
@@ -197,6 +235,7 @@ class TextField:
     def delete(self) -> None:
         self.box.delete()
         self.text.delete()
+        self.count.delete()
 
 
 def _rounded(*args: Any, **kwargs: Any) -> Any:

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import secrets
+import socket
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from nerts_lan.advert import PROTOCOL, SERVICE_TYPE
 from nerts_lan.practice import PracticeConfig
+from net.discovery import Advert, Discovery
+from net.runtime import NetworkThread
 from tests.kit import layout, team
+from ui.lan_lobby import LanLobby
+from ui.lobby_screen import OPEN_TIMEOUT
 
 from .conftest import Harness
-
-pytestmark = pytest.mark.window
+from .test_lan_window import _button, _join_button, _run, _screen, _texts, _unique
 
 _RED = (204, 24, 36)
 _BLUE = (22, 92, 210)
@@ -95,3 +103,154 @@ def test_a_new_card_size_shows_on_its_button_at_once_and_on_the_table_once_drawn
     after = screen.view.layout.own_area.nerts
     assert (after.w, after.h) != (before.w, before.h)
     assert screen.view.atlas.sizes["own"] == (round(after.w), round(after.h))
+
+
+# --- tables on the LAN (127.0.0.1) -----------------------------------------------------------
+
+
+class _TableWithNobody:
+    """The advert of a table with nobody behind it, as a laptop that slept or crashed leaves
+    one: its port still accepts connections (nobody ever speaks) until ``stop_answering``."""
+
+    def __init__(self, name: str, state: str = "playing", host_name: str = "Nobody") -> None:
+        self.name = name
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        properties = {
+            "v": str(PROTOCOL),
+            "name": name,
+            "host": "nobody-1",
+            "hostname": host_name,
+            "mode": "singles",
+            "seats": "1/2",
+            "state": state,
+            "code": "0",
+        }
+        port = self.listener.getsockname()[1]
+        advert = Advert(SERVICE_TYPE, secrets.token_hex(6), name, port, properties, ("127.0.0.1",))
+        self.network = NetworkThread("nobody's table")
+        self.discovery = Discovery("127.0.0.1")
+        self.network.run(self._publish(advert), timeout=10)
+
+    async def _publish(self, advert: Advert) -> None:
+        await self.discovery.async_publish(advert)
+
+    def stop_answering(self) -> None:
+        self.listener.close()
+
+    def close(self) -> None:
+        self.network.run(self.discovery.async_close(), timeout=10)
+        self.network.stop()
+        self.listener.close()
+
+
+@pytest.fixture
+def quick_lan_harness(settings_dir: Path) -> Iterator[Harness]:
+    """A window on the LAN of 127.0.0.1 whose browser checks the listed tables often."""
+    from ui.app import make_window
+
+    clock = [100.0]
+    lobby = LanLobby("127.0.0.1", intermission=0.0, check_every=0.3)
+    window = make_window(1024, 640, clock=lambda: clock[0], lobby=lobby)
+    try:
+        yield Harness(window, clock)
+    finally:
+        lobby.close()
+        window.close()
+
+
+def _listed(harness: Harness, name: str) -> bool:
+    return any(t.name == name for t in harness.window.current._tables)
+
+
+def test_a_table_that_stops_answering_leaves_the_list_though_its_advert_lingers(
+    quick_lan_harness: Harness,
+) -> None:
+    harness = quick_lan_harness
+    harness.window.show_menu()
+    table = _TableWithNobody(_unique("Gone"))
+    try:
+        _run(harness, lambda: _listed(harness, table.name))
+        harness.settle(0.5)
+        assert _listed(harness, table.name)  # it answers: it stays
+
+        table.stop_answering()  # no goodbye: caches keep the advert for an hour
+        _run(harness, lambda: not _listed(harness, table.name))
+    finally:
+        table.close()
+
+
+def test_opening_a_table_that_never_answers_gives_up_with_a_message_and_a_way_back(
+    quick_lan_harness: Harness,
+) -> None:
+    harness = quick_lan_harness
+    window = harness.window
+    window.show_menu()
+    table = _TableWithNobody(_unique("Silent"))
+    try:
+        _run(harness, lambda: _listed(harness, table.name))
+        harness.click(*_join_button(window.current, table.name).rect.center)
+        assert _screen(harness) == "LobbyScreen"
+        assert "Opening the table…" in _texts(window.current)
+
+        harness.frame(OPEN_TIMEOUT / 2)
+        assert "Opening the table…" in _texts(window.current)
+        harness.frame(OPEN_TIMEOUT / 2 + 1)
+        harness.frame()
+        texts = _texts(window.current)
+        assert "Could not open the table" in texts
+        assert any("did not answer" in text for text in texts)
+        assert not window.lobby.active
+
+        harness.click(*_button(window.current, "Back").rect.center)
+        assert _screen(harness) == "MenuScreen"
+    finally:
+        table.close()
+
+
+def test_a_long_table_name_is_cut_short_with_an_ellipsis_clear_of_its_join_button(
+    quick_lan_harness: Harness,
+) -> None:
+    harness = quick_lan_harness
+    window = harness.window
+    window.show_menu()
+    name = _unique("A table with a very long name, too")  # 39 characters
+    table = _TableWithNobody(name, state="lobby", host_name="Somebody with a long name too")
+    try:
+        _run(harness, lambda: _listed(harness, name))
+        join = _join_button(window.current, name)
+        [row] = [
+            item
+            for item in window.current.items
+            if str(getattr(item, "text", "")).startswith("A table")
+        ]
+        assert row.text.endswith("…")
+        assert row.x + row.content_width < join.rect.x
+    finally:
+        table.close()
+
+
+def test_the_name_field_says_its_limit_while_typing(harness: Harness) -> None:
+    window = harness.window
+    window.show_menu()
+
+    def field() -> Any:
+        return window.current.name_field  # the menu rebuilds its widgets now and then
+
+    harness.click(*field().rect.center)
+    for _ in range(len(field().value)):
+        harness.key(_key("BACKSPACE"))
+    assert field().count.text == "0/24"
+    for letter in "Maximiliana Wilhelmina Ottoline":  # 31 characters
+        harness.send("on_text", letter)
+    assert field().value == "Maximiliana Wilhelmina O"
+    assert field().count.text == "24 characters at most"
+    harness.key(_key("BACKSPACE"))
+    assert field().count.text == "23/24"
+
+
+def _key(name: str) -> int:
+    from pyglet.window import key
+
+    return int(getattr(key, name))

@@ -166,17 +166,28 @@ class LobbyScreen(FormScreen, Screen):
             self._table_name,
             max_length=40,
         )
-        rows: list[tuple[str, str, Callable[[], None]]] = [
-            ("Teams", str(self.teams), self._next_teams),
-            ("Partnership", "on (two per team)" if self.partnership else "off", self._partners),
-            ("Flip", f"{self.flip} at a time", self._toggle_flip),
-            ("Match target", str(self.target), self._next_target),
-            ("Private", f"code {self.code}" if self.code else "off (anyone joins)", self._private),
+        # (caption, value, on, back): the rows of more than two values cycle both ways.
+        rows: list[tuple[str, str, Callable[[], None], Callable[[], None] | None]] = [
+            ("Teams", str(self.teams), self._next_teams, self._previous_teams),
+            (
+                "Partnership",
+                "on (two per team)" if self.partnership else "off",
+                self._partners,
+                None,
+            ),
+            ("Flip", f"{self.flip} at a time", self._toggle_flip, None),
+            ("Match target", str(self.target), self._next_target, self._previous_target),
+            (
+                "Private",
+                f"code {self.code}" if self.code else "off (anyone joins)",
+                self._private,
+                None,
+            ),
         ]
-        for caption, value, action in rows:
+        for caption, value, action, back in rows:
             y -= 50
             self.text(caption, x, y, size=15)
-            self.button(Rect(x + 200, y - 17, 220, 34), value, action)
+            self.button(Rect(x + 200, y - 17, 220, 34), value, action, on_back=back)
         self.button(Rect(x, panel.y + 24, 200, 46), "Open table", self._open, (40, 120, 72))
         self.button(Rect(x + 220, panel.y + 24, 140, 46), "Back", self._back, (70, 70, 80))
 
@@ -192,6 +203,10 @@ class LobbyScreen(FormScreen, Screen):
         self.teams = self.teams % 8 + 1
         self._rebuild()
 
+    def _previous_teams(self) -> None:
+        self.teams = (self.teams - 2) % 8 + 1
+        self._rebuild()
+
     def _partners(self) -> None:
         self.partnership = not self.partnership
         self._rebuild()
@@ -200,10 +215,13 @@ class LobbyScreen(FormScreen, Screen):
         self.flip = 1 if self.flip == 3 else 3
         self._rebuild()
 
-    def _next_target(self) -> None:
+    def _next_target(self, step: int = 1) -> None:
         index = _TARGETS.index(self.target) if self.target in _TARGETS else 0
-        self.target = _TARGETS[(index + 1) % len(_TARGETS)]
+        self.target = _TARGETS[(index + step) % len(_TARGETS)]
         self._rebuild()
+
+    def _previous_target(self) -> None:
+        self._next_target(-1)
 
     def _private(self) -> None:
         """Off → a fresh code → off: a code of our making is short and cannot be misread."""
@@ -391,9 +409,19 @@ class LobbyScreen(FormScreen, Screen):
             start.set_enabled(problem is None)
             if view.is_host:
                 self.button(
-                    Rect(x + 400, by, 150, 46),
+                    Rect(x + 400, by, 190, 46),
                     f"Bots: {self.bot_level}",
                     self._next_bot_level,
+                    on_back=self._previous_bot_level,
+                )
+                # The level goes with "+ Bot": say so, or the host expects seated bots to change.
+                self.text(
+                    "for bots added from now on; seated bots keep theirs",
+                    x + 400,
+                    by - 10,
+                    size=11,
+                    colour=TEXT_DIM,
+                    anchor_y="top",
                 )
             self.text(
                 problem or "Everyone is ready: start when you like",
@@ -419,10 +447,13 @@ class LobbyScreen(FormScreen, Screen):
     def _botter(self, team: int) -> Callable[[], None]:
         return lambda: self.lobby.add_bot(team, self.bot_level)
 
-    def _next_bot_level(self) -> None:
+    def _next_bot_level(self, step: int = 1) -> None:
         index = _BOT_LEVELS.index(self.bot_level)
-        self.bot_level = _BOT_LEVELS[(index + 1) % len(_BOT_LEVELS)]
+        self.bot_level = _BOT_LEVELS[(index + step) % len(_BOT_LEVELS)]
         self.resize(self.window.width, self.window.height)
+
+    def _previous_bot_level(self) -> None:
+        self._next_bot_level(-1)
 
     def _toggle_ready(self) -> None:
         view = self.lobby.lobby()

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyglet import shapes, text
+from pyglet.window import mouse
 
 from .layout import Rect
 from .theme import ACCENT, FONT, PANEL, TEXT, TEXT_DIM, WARN, lighter
@@ -92,8 +93,16 @@ class Panel:
         self.shape.delete()
 
 
+BACK_ZONE = 0.3
+"""The left part of a cycling button (its ‹ arrow) that steps back, as a fraction of its width."""
+
+
 class Button:
-    """A clickable rectangle with a text; ``on_click`` runs on a click inside it."""
+    """A clickable rectangle with a text; ``on_click`` runs on a click inside it.
+
+    A cycling button (``on_back`` given) shows "‹ value ›": a click on its right part steps on,
+    a click on its ‹ or a right click anywhere on it steps back.
+    """
 
     def __init__(
         self,
@@ -106,9 +115,11 @@ class Button:
         colour: tuple[int, int, int] = (52, 70, 84),
         size: float | None = None,
         enabled: bool = True,
+        on_back: Callable[[], None] | None = None,
     ) -> None:
         self.rect = rect
         self.on_click = on_click
+        self.on_back = on_back
         self.colour = colour
         self.enabled = enabled
         self.shape = _rounded(
@@ -124,7 +135,7 @@ class Button:
         self.text = label(
             batch,
             text_group,
-            caption,
+            self._shown(caption),
             rect.x + rect.w / 2,
             rect.y + rect.h / 2,
             size=size or min(16.0, rect.h * 0.42),
@@ -134,8 +145,17 @@ class Button:
         self.set_enabled(enabled)
 
     def set_caption(self, caption: str) -> None:
-        if self.text.text != caption:
-            self.text.text = caption
+        shown = self._shown(caption)
+        if self.text.text != shown:
+            self.text.text = shown
+
+    def press(self, x: float, y: float, mouse_button: int = mouse.LEFT) -> None:
+        """Act on a click at (x, y), which ``hit`` accepted: on, or back on a cycling button."""
+        back = mouse_button == mouse.RIGHT or x < self.rect.x + self.rect.w * BACK_ZONE
+        if self.on_back is not None and back:
+            self.on_back()
+        else:
+            self.on_click()
 
     def set_colour(self, colour: tuple[int, int, int]) -> None:
         self.colour = colour
@@ -152,6 +172,9 @@ class Button:
 
     def hit(self, x: float, y: float) -> bool:
         return self.enabled and self.rect.contains(x, y)
+
+    def _shown(self, caption: str) -> str:
+        return f"‹   {caption}   ›" if self.on_back is not None else caption
 
     def delete(self) -> None:
         self.shape.delete()
@@ -268,8 +291,19 @@ class FormScreen:
         caption: str,
         on_click: Callable[[], None],
         colour: tuple[int, int, int] = (52, 70, 84),
+        on_back: Callable[[], None] | None = None,
     ) -> Button:
-        item = Button(self.batch, self.group, self.text_group, rect, caption, on_click, colour)
+        """A button; with ``on_back``, one that cycles both ways (see ``Button``)."""
+        item = Button(
+            self.batch,
+            self.group,
+            self.text_group,
+            rect,
+            caption,
+            on_click,
+            colour,
+            on_back=on_back,
+        )
         self.buttons.append(item)
         return item
 
@@ -286,7 +320,7 @@ class FormScreen:
             self.name_field.focus(self.name_field.hit(x, y))
         for item in self.buttons:
             if item.hit(x, y):
-                item.on_click()
+                item.press(x, y, button)
                 return
 
     def on_mouse_motion(self, x: float, y: float, dx: float, dy: float) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from nerts_lan.advert import PROTOCOL, SERVICE_TYPE
-from nerts_lan.practice import PracticeConfig
+from nerts_lan.practice import MAX_OPPONENTS, PracticeConfig
 from net.discovery import Advert, Discovery
 from net.runtime import NetworkThread
 from tests.kit import layout, team
@@ -254,3 +254,67 @@ def _key(name: str) -> int:
     from pyglet.window import key
 
     return int(getattr(key, name))
+
+
+def _right_click(harness: Harness, x: float, y: float) -> None:
+    from pyglet.window import mouse
+
+    harness.send("on_mouse_press", int(x), int(y), mouse.RIGHT, 0)
+    harness.send("on_mouse_release", int(x), int(y), mouse.RIGHT, 0)
+
+
+def _value_button(screen: Any, value: str) -> Any:
+    """The cycling button that shows ``value``."""
+    found = [b for b in screen.buttons if b.text.text == f"‹   {value}   ›"]
+    assert found, [b.text.text for b in screen.buttons]
+    return found[0]
+
+
+def test_the_practice_choices_cycle_both_ways_and_show_that_they_do(harness: Harness) -> None:
+    window = harness.window
+    window.show_menu()
+    opponents = window.current.settings.opponents
+    level = window.current.settings.level
+    button = _value_button(window.current, str(opponents))
+    right_part = (button.rect.right - 10, button.rect.center[1])
+    left_arrow = (button.rect.x + 10, button.rect.center[1])
+
+    harness.click(*right_part)
+    assert window.current.settings.opponents == (opponents + 1) % (MAX_OPPONENTS + 1)
+    harness.click(*left_arrow)
+    assert window.current.settings.opponents == opponents
+    _right_click(harness, *_value_button(window.current, str(opponents)).rect.center)
+    assert window.current.settings.opponents == (opponents - 1) % (MAX_OPPONENTS + 1)
+
+    level_button = _value_button(window.current, level)
+    _right_click(harness, *level_button.rect.center)
+    harness.click(*level_button.rect.center)
+    assert window.current.settings.level == level
+    assert _value_button(window.current, "100")  # the match target cycles too
+
+
+def test_the_host_form_cycles_both_ways_and_the_bot_level_says_whom_it_changes(
+    quick_lan_harness: Harness,
+) -> None:
+    harness = quick_lan_harness
+    window = harness.window
+    window.show_menu()
+    harness.click(*_button(window.current, "Host a table").rect.center)
+    screen = window.current
+    assert _screen(harness) == "LobbyScreen" and screen.teams == 4
+    _right_click(harness, *_value_button(screen, "4").rect.center)
+    assert screen.teams == 3
+    harness.click(*_value_button(screen, "3").rect.center)
+    assert screen.teams == 4
+    _right_click(harness, *_value_button(screen, "100").rect.center)
+    assert screen.target == 50
+
+    screen.name_field.value = _unique("Cycles")
+    harness.click(*_button(screen, "Open table").rect.center)
+    bots = _run(harness, lambda: [b for b in screen.buttons if "Bots:" in b.text.text])[0]
+    assert bots.text.text == "‹   Bots: medium   ›"
+    _right_click(harness, *bots.rect.center)
+    assert screen.bot_level == "easy"
+    assert "for bots added from now on; seated bots keep theirs" in _texts(screen)
+    harness.click(*_button(screen, "Leave").rect.center)
+    assert _screen(harness) == "MenuScreen"

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+import pyglet
 from pyglet import shapes, text
 from pyglet.window import mouse
 
 from .layout import Rect
-from .theme import ACCENT, FONT, PANEL, TEXT, TEXT_DIM, WARN, lighter
+from .theme import ACCENT, FONT, PANEL, STAND_INS, TEXT, TEXT_DIM, WARN, lighter
 
-__all__ = ["Button", "FormScreen", "Panel", "TextField", "fit", "label"]
+__all__ = ["Button", "FormScreen", "Panel", "TextField", "drawable", "fit", "label"]
 
 
 def label(
@@ -28,12 +31,12 @@ def label(
     alpha: int = 255,
     width: float | None = None,
 ) -> Any:
-    """A label in ``batch``; ``size`` in pixels."""
+    """A label in ``batch``; ``size`` in pixels; ``value`` as ``drawable`` makes it."""
     kwargs: dict[str, Any] = {}
     if width is not None:
         kwargs.update(width=int(width), multiline=True)
     return text.Label(
-        value,
+        drawable(value),
         font_name=FONT,
         font_size=size * 0.75,
         weight="bold" if bold else "normal",
@@ -46,6 +49,15 @@ def label(
         group=group,
         **kwargs,
     )
+
+
+def drawable(value: str) -> str:
+    """``value`` with each symbol the font lacks (an emoji in a name, say) replaced by a stand-in
+    it has, or left out: drawn as it is, it would show as an empty box. Letters stay, a box being
+    better than a name with letters missing."""
+    if value.isascii():
+        return value
+    return "".join(_stand_in(character) for character in value)
 
 
 def fit(item: Any, width: float) -> Any:
@@ -241,7 +253,7 @@ class TextField:
         self._refresh()
 
     def _refresh(self) -> None:
-        shown = self.value + ("|" if self.focused else "")
+        shown = drawable(self.value) + ("|" if self.focused else "")
         self.text.text = shown
         full = len(self.value) >= self.max_length
         if not self.focused:
@@ -259,6 +271,31 @@ class TextField:
         self.box.delete()
         self.text.delete()
         self.count.delete()
+
+
+def _stand_in(character: str) -> str:
+    if _font_draws(FONT, character):
+        return character
+    if character in STAND_INS:
+        return STAND_INS[character]
+    if unicodedata.category(character) in ("So", "Sk", "Cf", "Mn", "Co", "Cn"):
+        return ""  # an emoji, its variation selector or joiner
+    return character
+
+
+@functools.cache
+def _font_draws(font_name: str, character: str) -> bool:
+    """Whether the font pyglet picks for ``font_name`` has a glyph for ``character``."""
+    font = pyglet.font.load(font_name, 12)
+    lookup = getattr(getattr(font, "face", None), "get_character_index", None)
+    if lookup is not None:  # FreeType: the face fontconfig found, whatever its name
+        fonts: list[Any] = [font, *font.fallbacks]
+        return any(each.face.get_character_index(character) for each in fonts)
+    # Other platforms' renderers: trust the font we asked for if it is installed; without it,
+    # a default font draws, and an emoji or a rare symbol may not be in it.
+    if pyglet.font.have_font(font_name):
+        return True
+    return character not in STAND_INS and unicodedata.category(character) != "So"
 
 
 def _rounded(*args: Any, **kwargs: Any) -> Any:

@@ -318,3 +318,32 @@ def test_the_host_form_cycles_both_ways_and_the_bot_level_says_whom_it_changes(
     assert "for bots added from now on; seated bots keep theirs" in _texts(screen)
     harness.click(*_button(screen, "Leave").rect.center)
     assert _screen(harness) == "MenuScreen"
+
+
+def test_a_symbol_the_font_lacks_is_drawn_as_a_stand_in_never_as_a_box(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ui.widgets
+
+    # DejaVu Sans has 🃏; its Mono sibling, like many a laptop's default font, does not.
+    monkeypatch.setattr(ui.widgets, "FONT", "DejaVu Sans Mono")
+    window = harness.window
+    window.show_menu()
+
+    def field() -> Any:
+        return window.current.name_field
+
+    harness.click(*field().rect.center)
+    for _ in range(len(field().value)):
+        harness.key(_key("BACKSPACE"))
+    for character in "🃏 Ada😀":
+        harness.send("on_text", character)
+
+    assert field().value == "🃏 Ada😀"  # the name is kept as typed; only its drawing changes
+    assert field().text.text == "★ Ada|"
+    labels = [item for item in window.current.items if hasattr(item, "document")]
+    for item in [*labels, field().text]:
+        font = item.document.get_font(0)
+        assert all(font.face.get_character_index(c) for c in item.text if c.isprintable()), (
+            item.text
+        )

@@ -25,8 +25,9 @@ __all__ = ["CELLS_PER_STEP", "SLOT", "CardAtlas"]
 _PAD = 2
 _CELLS = 52 + 8 + 1  # faces, one back per team colour, the empty-pile slot
 SLOT = -1
-CELLS_PER_STEP = 12
-"""Cards a staged atlas draws per frame: a few milliseconds, so input is never held up."""
+CELLS_PER_STEP = 6
+"""Cards a staged atlas draws per frame: a few dozen milliseconds at most, where all of them at
+once held the window up for seconds on a slow laptop."""
 
 
 class CardAtlas:

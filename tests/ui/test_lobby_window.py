@@ -49,6 +49,15 @@ def _count_near(harness: Harness, rect: Any, colour: tuple[int, int, int]) -> in
     return count
 
 
+def _until_restyled(harness: Harness, screen: Any) -> None:
+    """Frames until the cards show the look the options ask for (a few dozen frames)."""
+    for _ in range(200):
+        if screen._restyle is None:
+            return
+        harness.frame()
+    raise AssertionError("the cards never showed the new look")
+
+
 def _option_button(screen: Any, row: int) -> Any:
     """The value button of the Options row ``row`` (0 sounds, 1 four-colour, 2 card size)."""
     return screen.overlay.buttons[row]
@@ -77,7 +86,7 @@ def test_an_option_shows_its_new_value_at_once_and_the_cards_follow_a_few_frames
     harness.click(*four_colour.rect.center)
     assert _option_button(screen, 1).text.text == "on"
     harness.key(key.ESCAPE)
-    harness.settle(1.0)
+    _until_restyled(harness, screen)
 
     assert screen.view.atlas.four_colour is True and screen.settings.four_colour
     nerts = screen.view.layout.own_area.nerts
@@ -98,7 +107,7 @@ def test_a_new_card_size_shows_on_its_button_at_once_and_on_the_table_once_drawn
     harness.click(*size.rect.center)
     assert _option_button(screen, 2).text.text != old_caption
     assert screen.view.layout.own_area.nerts == before
-    harness.settle(1.0)
+    _until_restyled(harness, screen)
 
     after = screen.view.layout.own_area.nerts
     assert (after.w, after.h) != (before.w, before.h)

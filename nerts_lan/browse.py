@@ -141,7 +141,7 @@ async def _answers(advert: Advert, timeout: float) -> bool:
             _, writer = await asyncio.wait_for(
                 asyncio.open_connection(address, advert.port), timeout
             )
-        except (OSError, asyncio.TimeoutError):
+        except (OSError, ValueError, asyncio.TimeoutError):  # refused, unreachable, malformed
             continue
         writer.close()
         with contextlib.suppress(OSError):

@@ -350,14 +350,15 @@ class LobbyScreen(FormScreen, Screen):
             self.text(
                 BACK_COLOURS[team].capitalize(), x + 26, y - row_h / 2 + 4, size=15, bold=True
             )
-            self.text(
+            free = len(seats) < settings.per_team
+            bx = x + _column(panel) - 200
+            seated = self.text(
                 f"{len(seats)}/{settings.per_team}  {names or '(free)'}",
                 x + 120,
                 y - row_h / 2 + 4,
                 size=14,
             )
-            free = len(seats) < settings.per_team
-            bx = x + _column(panel) - 200
+            fit(seated, (bx if in_lobby and free else x + _column(panel)) - 8 - (x + 120))
             if in_lobby and free and (mine is None or mine.team != team):
                 self.button(
                     Rect(bx, y - row_h + 8, 100, row_h - 10), "Sit here", self._sitter(team)
@@ -380,12 +381,15 @@ class LobbyScreen(FormScreen, Screen):
             state = _member_state(view, peer)
             role = " (host)" if peer == view.host else ""
             you = " — you" if peer == view.me else ""
-            self.text(
-                f"{name}{role}{you}: {state}",
-                mx,
-                my,
-                size=14,
-                colour=GOOD if state == "ready" else TEXT_DIM,
+            fit(
+                self.text(
+                    f"{name}{role}{you}: {state}",
+                    mx,
+                    my,
+                    size=14,
+                    colour=GOOD if state == "ready" else TEXT_DIM,
+                ),
+                panel.right - 16 - mx,
             )
 
     def _build_actions(self, panel: Rect, view: LobbyView, x: float) -> None:

@@ -20,11 +20,14 @@ from nerts_lan.cards import RANK_NAMES
 
 from .theme import CARD_EDGE, CARD_FACE, FONT, SUIT_SYMBOLS, darker, lighter, suit_colour, team_rgb
 
-__all__ = ["CardAtlas"]
+__all__ = ["CELLS_PER_STEP", "SLOT", "CardAtlas"]
 
 _PAD = 2
 _CELLS = 52 + 8 + 1  # faces, one back per team colour, the empty-pile slot
 SLOT = -1
+CELLS_PER_STEP = 6
+"""Cards a staged atlas draws per frame: a few dozen milliseconds at most, where all of them at
+once held the window up for seconds on a slow laptop."""
 
 
 class CardAtlas:
@@ -39,12 +42,35 @@ class CardAtlas:
         sizes: dict[str, tuple[int, int]],
         back_colours: Sequence[str],
         four_colour: bool,
+        *,
+        staged: bool = False,
     ) -> None:
+        """Draw every card now, or with ``staged`` none yet: ``draw_more`` then draws them a
+        few at a time, so a window can keep answering its player while a new look is drawn."""
         self.sizes = dict(sizes)
         self.back_colours = tuple(back_colours)
         self.four_colour = four_colour
         self._regions: dict[tuple[str, object], Any] = {}
-        self._build(window)
+        self._todo: list[tuple[str, int, int, int, int, object]] = []
+        """Cells still to draw: size name, x, y, w, h, card (drawn from the end)."""
+        self._cleared = False
+        self._allocate()
+        if not staged:
+            self.draw_more(window, len(self._todo))
+
+    @property
+    def ready(self) -> bool:
+        """Every card is drawn."""
+        return not self._todo
+
+    def draw_more(self, window: Any, cells: int = CELLS_PER_STEP) -> bool:
+        """Draw up to ``cells`` more cards into the texture; True once every card is drawn."""
+        if not self._todo:
+            return True
+        step = self._todo[-cells:]
+        del self._todo[-cells:]
+        self._draw(window, step)
+        return not self._todo
 
     def matches(
         self, sizes: dict[str, tuple[int, int]], back_colours: Sequence[str], four_colour: bool
@@ -63,8 +89,10 @@ class CardAtlas:
 
     # --- drawing -------------------------------------------------------------------------------
 
-    def _build(self, window: Any) -> None:
-        shelves: list[tuple[str, int, int, int, int]] = []  # size, w, h, y, columns
+    def _allocate(self) -> None:
+        """The texture, each card's region in it, and the list of cells to draw."""
+        cells: list[object] = [*range(52), *(("back", t) for t in range(8)), SLOT]
+        placed: list[tuple[str, int, int, int, int, object]] = []
         max_width = 2048
         y = 0
         width_used = 0
@@ -72,13 +100,20 @@ class CardAtlas:
             cell_w, cell_h = w + 2 * _PAD, h + 2 * _PAD
             columns = max(1, min(_CELLS, max_width // cell_w))
             rows = -(-_CELLS // columns)
-            shelves.append((name, w, h, y, columns))
+            for i, card in enumerate(cells):
+                row, col = divmod(i, columns)
+                placed.append((name, col * cell_w + _PAD, y + row * cell_h + _PAD, w, h, card))
             y += rows * cell_h
             width_used = max(width_used, columns * cell_w)
-        tex_w, tex_h = max(width_used, 4), max(y, 4)
         self.texture = pyglet.image.Texture.create(
-            tex_w, tex_h, min_filter=gl.GL_NEAREST, mag_filter=gl.GL_NEAREST
+            max(width_used, 4), max(y, 4), min_filter=gl.GL_NEAREST, mag_filter=gl.GL_NEAREST
         )
+        for name, x0, y0, w, h, card in placed:
+            self._regions[(name, card)] = self.texture.get_region(x0, y0, w, h)
+        self._todo = placed[::-1]
+
+    def _draw(self, window: Any, cells: list[tuple[str, int, int, int, int, object]]) -> None:
+        tex_w, tex_h = self.texture.width, self.texture.height
         framebuffer = Framebuffer()
         framebuffer.attach_texture(self.texture)
         framebuffer.bind()
@@ -86,28 +121,24 @@ class CardAtlas:
         try:
             gl.glViewport(0, 0, tex_w, tex_h)
             window.projection = Mat4.orthogonal_projection(0, tex_w, 0, tex_h, -255, 255)
-            gl.glClearColor(0, 0, 0, 0)
-            gl.glClear(gl.GL_COLOR_BUFFER_BIT)
-            for name, w, h, shelf_y, columns in shelves:
-                batch = pyglet.graphics.Batch()
-                keep: list[Any] = []
-                cells: list[object] = [*range(52), *(("back", t) for t in range(8)), SLOT]
-                for i, card in enumerate(cells):
-                    row, col = divmod(i, columns)
-                    x0 = col * (w + 2 * _PAD) + _PAD
-                    y0 = shelf_y + row * (h + 2 * _PAD) + _PAD
-                    if isinstance(card, int) and card >= 0:
-                        keep += self._face(batch, x0, y0, w, h, card)
-                    elif card == SLOT:
-                        keep += self._slot(batch, x0, y0, w, h)
-                    else:
-                        team = card[1]  # type: ignore[index]
-                        colour = self.back_colours[team] if team < len(self.back_colours) else ""
-                        keep += self._back(batch, x0, y0, w, h, colour)
-                    self._regions[(name, card)] = self.texture.get_region(x0, y0, w, h)
-                batch.draw()
-                for item in keep:
-                    item.delete()
+            if not self._cleared:  # a new texture holds whatever the driver left there
+                gl.glClearColor(0, 0, 0, 0)
+                gl.glClear(gl.GL_COLOR_BUFFER_BIT)
+                self._cleared = True
+            batch = pyglet.graphics.Batch()
+            keep: list[Any] = []
+            for _, x0, y0, w, h, card in cells:
+                if isinstance(card, int) and card >= 0:
+                    keep += self._face(batch, x0, y0, w, h, card)
+                elif card == SLOT:
+                    keep += self._slot(batch, x0, y0, w, h)
+                else:
+                    team = card[1]  # type: ignore[index]
+                    colour = self.back_colours[team] if team < len(self.back_colours) else ""
+                    keep += self._back(batch, x0, y0, w, h, colour)
+            batch.draw()
+            for item in keep:
+                item.delete()
         finally:
             framebuffer.unbind()
             framebuffer.delete()

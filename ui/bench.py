@@ -5,6 +5,10 @@
   at every seat (the local one included) keep cards moving.
 - ``idle_cpu_share``: process CPU time over wall time while the same table stands still, with the
   real pyglet event loop running (the window polls 60 times a second, draws nothing).
+- ``option_click_ms``: the frame of a click on Options' four-colour button (it shows its new value
+  there); ``restyle_frames`` / ``restyle_frame_ms_max``: the frames that then draw the cards in
+  the new look, and the longest of them; ``atlas_at_once_ms``: drawing all the cards in one go,
+  which is what the click used to wait for.
 
 Run it in a fresh process (``python -c "from ui.bench import bench_ui; print(bench_ui(True))"``):
 it switches pyglet to headless before opening its window.
@@ -38,6 +42,7 @@ def bench_ui(quick: bool = False) -> dict[str, Any]:
     window = make_window(1280, 800, clock=lambda: clock[0])
     try:
         figures = _busy_table(window, clock, 8.0 if quick else 30.0)
+        figures.update(_option_change(window, clock))
         figures.update(_idle_table(window, 1.5 if quick else 5.0))
         return figures
     finally:
@@ -85,6 +90,55 @@ def _busy_table(window: NertsWindow, clock: list[float], seconds: float) -> dict
         "frame_ms_p50": round(statistics.median(frame_ms), 2) if frame_ms else None,
         "frame_ms_p95": round(_percentile(frame_ms, 95), 2) if frame_ms else None,
         "frame_ms_max": round(frame_ms[-1], 2) if frame_ms else None,
+    }
+
+
+def _option_change(window: NertsWindow, clock: list[float]) -> dict[str, Any]:
+    """The cost of turning the four-colour deck on, from the click to the cards' new look."""
+    from pyglet import gl
+    from pyglet.window import key, mouse
+
+    from nerts_lan.practice import PracticeConfig
+
+    from .app import TICK
+    from .atlas import CardAtlas
+    from .table_screen import TableScreen
+
+    window.start_practice(PracticeConfig(player="Sam", opponents=5, seed="bench", delay_scale=1e9))
+    for _ in range(10):
+        clock[0] += TICK
+        window.tick()
+    screen = window.current
+    assert isinstance(screen, TableScreen)
+    window.dispatch_event("on_key_press", key.O, 0)
+    window.dispatch_events()  # a window queues what it is sent until then
+    assert screen.overlay is not None
+    x, y = screen.overlay.buttons[1].rect.center  # the four-colour row
+    started = time.perf_counter()
+    window.dispatch_event("on_mouse_press", int(x), int(y), mouse.LEFT, 0)
+    window.dispatch_event("on_mouse_release", int(x), int(y), mouse.LEFT, 0)
+    window.dispatch_events()
+    clock[0] += TICK
+    window.tick()
+    gl.glFinish()
+    click_ms = (time.perf_counter() - started) * 1000
+    frames: list[float] = []
+    while not screen.view.atlas.four_colour and len(frames) < 1000:  # type: ignore[union-attr]
+        started = time.perf_counter()
+        clock[0] += TICK
+        window.tick()
+        gl.glFinish()
+        frames.append((time.perf_counter() - started) * 1000)
+    atlas = screen.view.atlas
+    assert atlas is not None
+    started = time.perf_counter()
+    CardAtlas(window, atlas.sizes, atlas.back_colours, four_colour=False).delete()
+    gl.glFinish()
+    return {
+        "option_click_ms": round(click_ms, 2),
+        "restyle_frames": len(frames),
+        "restyle_frame_ms_max": round(max(frames, default=0.0), 2),
+        "atlas_at_once_ms": round((time.perf_counter() - started) * 1000, 2),
     }
 
 

@@ -21,7 +21,7 @@ from nerts_lan.advert import (
     persistent_peer_id,
     refusal_text,
 )
-from nerts_lan.browse import TableBrowser
+from nerts_lan.browse import CHECK_EVERY, TableBrowser
 from nerts_lan.engine import Options
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.lan_session import LanSession
@@ -47,13 +47,16 @@ class LanLobby:
         intermission: float = INTERMISSION,
         bot: str | None = None,
         bot_delay: float = 1.0,
+        check_every: float = CHECK_EVERY,
     ) -> None:
         """``interface``: one IPv4 address for mDNS and TCP (None: every interface). ``bot``
-        lets a bot play the player's own seat (demonstrations and tests)."""
+        lets a bot play the player's own seat (demonstrations and tests). ``check_every``:
+        seconds between two checks that a listed table still answers."""
         self.interface = interface
         self.intermission = intermission
         self.bot = bot
         self.bot_delay = bot_delay
+        self.check_every = check_every
         self.session: LanSession | None = None
         self._browser: TableBrowser | None = None
         """Started on first use, for as long as the window is open."""
@@ -192,7 +195,7 @@ class LanLobby:
 
     def _browse(self) -> TableBrowser | None:
         if self._browser is None and not self._closed:
-            self._browser = TableBrowser(self.interface)
+            self._browser = TableBrowser(self.interface, check_every=self.check_every)
         return self._browser
 
 

@@ -30,9 +30,12 @@ from .layout import Rect
 from .lobby import HostRequest, ListedTable, LobbyProvider
 from .screen import Screen
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
-from .widgets import Button, FormScreen, Panel, TextField
+from .widgets import Button, FormScreen, Panel, TextField, fit
 
 __all__ = ["LobbyScreen"]
+
+OPEN_TIMEOUT = 20.0
+"""Seconds (of the window's clock) a table may take to answer before opening it is given up."""
 
 _TARGETS = (25, 50, 100, 150, 200)
 _BOT_LEVELS = ("easy", "medium", "hard")
@@ -81,6 +84,9 @@ class LobbyScreen(FormScreen, Screen):
         self._shown: LobbyView | None = None
         self._shown_problem = ""
         self._ready_sent: bool | None = None
+        self._opening_since: float | None = None
+        """When the window started waiting for the table to answer (None: not waiting)."""
+        self._open_problem = ""
         self.dirty = True
         self.resize(window.width, window.height)
 
@@ -92,7 +98,8 @@ class LobbyScreen(FormScreen, Screen):
             self.on_session(session)
             return True
         view = self.lobby.lobby()
-        if view is not self._shown or self.lobby.problem != self._shown_problem:
+        self._give_up_opening(now, view)
+        if view is not self._shown or self._problem() != self._shown_problem:
             self.resize(self.window.width, self.window.height)
         dirty, self.dirty = self.dirty, False
         return dirty
@@ -103,7 +110,7 @@ class LobbyScreen(FormScreen, Screen):
         panel = Rect(margin, margin, width - 2 * margin, height - 2 * margin)
         self.items.append(Panel(self.batch, self.group, panel, alpha=215))
         self._shown = self.lobby.lobby()
-        self._shown_problem = self.lobby.problem
+        self._shown_problem = self._problem()
         if self.host_form:
             self._build_form(panel)
         elif self.code_table is not None and not self.lobby.active:
@@ -125,6 +132,25 @@ class LobbyScreen(FormScreen, Screen):
     def close(self) -> None:
         self._clear()
 
+    def _give_up_opening(self, now: float, view: LobbyView | None) -> None:
+        """Leave a table that has not answered for ``OPEN_TIMEOUT`` seconds (gone, most likely:
+        its advert outlived it), and say so, with Back to the menu."""
+        if not self.lobby.active or (view is not None and view.settings is not None):
+            self._opening_since = None
+            return
+        if self._opening_since is None:
+            self._opening_since = now
+        elif now - self._opening_since >= OPEN_TIMEOUT:
+            self._opening_since = None
+            self.lobby.leave()
+            self._open_problem = (
+                f"The table did not answer in {OPEN_TIMEOUT:.0f} seconds: it has probably "
+                "closed. Back to the menu to pick another."
+            )
+
+    def _problem(self) -> str:
+        return self.lobby.problem or self._open_problem
+
     # --- the host's choices --------------------------------------------------------------------
 
     def _build_form(self, panel: Rect) -> None:
@@ -140,17 +166,28 @@ class LobbyScreen(FormScreen, Screen):
             self._table_name,
             max_length=40,
         )
-        rows: list[tuple[str, str, Callable[[], None]]] = [
-            ("Teams", str(self.teams), self._next_teams),
-            ("Partnership", "on (two per team)" if self.partnership else "off", self._partners),
-            ("Flip", f"{self.flip} at a time", self._toggle_flip),
-            ("Match target", str(self.target), self._next_target),
-            ("Private", f"code {self.code}" if self.code else "off (anyone joins)", self._private),
+        # (caption, value, on, back): the rows of more than two values cycle both ways.
+        rows: list[tuple[str, str, Callable[[], None], Callable[[], None] | None]] = [
+            ("Teams", str(self.teams), self._next_teams, self._previous_teams),
+            (
+                "Partnership",
+                "on (two per team)" if self.partnership else "off",
+                self._partners,
+                None,
+            ),
+            ("Flip", f"{self.flip} at a time", self._toggle_flip, None),
+            ("Match target", str(self.target), self._next_target, self._previous_target),
+            (
+                "Private",
+                f"code {self.code}" if self.code else "off (anyone joins)",
+                self._private,
+                None,
+            ),
         ]
-        for caption, value, action in rows:
+        for caption, value, action, back in rows:
             y -= 50
             self.text(caption, x, y, size=15)
-            self.button(Rect(x + 200, y - 17, 220, 34), value, action)
+            self.button(Rect(x + 200, y - 17, 220, 34), value, action, on_back=back)
         self.button(Rect(x, panel.y + 24, 200, 46), "Open table", self._open, (40, 120, 72))
         self.button(Rect(x + 220, panel.y + 24, 140, 46), "Back", self._back, (70, 70, 80))
 
@@ -166,6 +203,10 @@ class LobbyScreen(FormScreen, Screen):
         self.teams = self.teams % 8 + 1
         self._rebuild()
 
+    def _previous_teams(self) -> None:
+        self.teams = (self.teams - 2) % 8 + 1
+        self._rebuild()
+
     def _partners(self) -> None:
         self.partnership = not self.partnership
         self._rebuild()
@@ -174,10 +215,13 @@ class LobbyScreen(FormScreen, Screen):
         self.flip = 1 if self.flip == 3 else 3
         self._rebuild()
 
-    def _next_target(self) -> None:
+    def _next_target(self, step: int = 1) -> None:
         index = _TARGETS.index(self.target) if self.target in _TARGETS else 0
-        self.target = _TARGETS[(index + 1) % len(_TARGETS)]
+        self.target = _TARGETS[(index + step) % len(_TARGETS)]
         self._rebuild()
+
+    def _previous_target(self) -> None:
+        self._next_target(-1)
 
     def _private(self) -> None:
         """Off → a fresh code → off: a code of our making is short and cannot be misread."""
@@ -193,6 +237,7 @@ class LobbyScreen(FormScreen, Screen):
             seats=self.teams,
             code=self.code,
         )
+        self._open_problem = ""
         self.lobby.host(self.player, request)
         self.host_form = False
         self.name_field = None
@@ -236,7 +281,7 @@ class LobbyScreen(FormScreen, Screen):
         if code is None:
             self._code_problem = "type the code first"
         else:
-            self._code_problem = ""
+            self._code_problem = self._open_problem = ""
             self.lobby.join(self.player, table.table_id, code=code)
         self.resize(self.window.width, self.window.height)
 
@@ -247,7 +292,10 @@ class LobbyScreen(FormScreen, Screen):
         self.button(Rect(panel.right - 148, panel.top - 62, 120, 40), "Leave", self._back)
         settings = view.settings if view is not None else None
         if view is None or settings is None:
-            waiting = "Opening the table…" if self.lobby.active else "Not at a table"
+            if self.lobby.active:
+                waiting = "Opening the table…"
+            else:
+                waiting = "Could not open the table" if self._open_problem else "Not at a table"
             self.text(waiting, x, y, size=22, bold=True, colour=ACCENT)
             if not self.lobby.active:
                 self.button(Rect(x, panel.y + 24, 160, 46), "Back", self._back, (70, 70, 80))
@@ -260,7 +308,10 @@ class LobbyScreen(FormScreen, Screen):
     def _build_heading(
         self, panel: Rect, view: LobbyView, settings: TableSettings, x: float, y: float
     ) -> None:
-        self.text(settings.name, x, y, size=24, bold=True, colour=ACCENT)
+        code = self.lobby.table_code
+        # Clear of the Leave button, and of the table's code when there is one.
+        room = (panel.x + 56 + _column(panel) if code is not None else panel.right - 148) - x - 16
+        fit(self.text(settings.name, x, y, size=24, bold=True, colour=ACCENT), room)
         mode = "partnership" if settings.partnership else "singles"
         options = settings.options
         host = _host_name(view)
@@ -271,7 +322,6 @@ class LobbyScreen(FormScreen, Screen):
             size=13,
             colour=TEXT_DIM,
         )
-        code = self.lobby.table_code
         if code is not None:
             # Above the members' list, clear of the Leave button: the host reads it out.
             cx = panel.x + 56 + _column(panel)
@@ -300,14 +350,15 @@ class LobbyScreen(FormScreen, Screen):
             self.text(
                 BACK_COLOURS[team].capitalize(), x + 26, y - row_h / 2 + 4, size=15, bold=True
             )
-            self.text(
+            free = len(seats) < settings.per_team
+            bx = x + _column(panel) - 200
+            seated = self.text(
                 f"{len(seats)}/{settings.per_team}  {names or '(free)'}",
                 x + 120,
                 y - row_h / 2 + 4,
                 size=14,
             )
-            free = len(seats) < settings.per_team
-            bx = x + _column(panel) - 200
+            fit(seated, (bx if in_lobby and free else x + _column(panel)) - 8 - (x + 120))
             if in_lobby and free and (mine is None or mine.team != team):
                 self.button(
                     Rect(bx, y - row_h + 8, 100, row_h - 10), "Sit here", self._sitter(team)
@@ -330,12 +381,15 @@ class LobbyScreen(FormScreen, Screen):
             state = _member_state(view, peer)
             role = " (host)" if peer == view.host else ""
             you = " — you" if peer == view.me else ""
-            self.text(
-                f"{name}{role}{you}: {state}",
-                mx,
-                my,
-                size=14,
-                colour=GOOD if state == "ready" else TEXT_DIM,
+            fit(
+                self.text(
+                    f"{name}{role}{you}: {state}",
+                    mx,
+                    my,
+                    size=14,
+                    colour=GOOD if state == "ready" else TEXT_DIM,
+                ),
+                panel.right - 16 - mx,
             )
 
     def _build_actions(self, panel: Rect, view: LobbyView, x: float) -> None:
@@ -359,9 +413,19 @@ class LobbyScreen(FormScreen, Screen):
             start.set_enabled(problem is None)
             if view.is_host:
                 self.button(
-                    Rect(x + 400, by, 150, 46),
+                    Rect(x + 400, by, 190, 46),
                     f"Bots: {self.bot_level}",
                     self._next_bot_level,
+                    on_back=self._previous_bot_level,
+                )
+                # The level goes with "+ Bot": say so, or the host expects seated bots to change.
+                self.text(
+                    "for bots added from now on; seated bots keep theirs",
+                    x + 400,
+                    by - 10,
+                    size=11,
+                    colour=TEXT_DIM,
+                    anchor_y="top",
                 )
             self.text(
                 problem or "Everyone is ready: start when you like",
@@ -387,10 +451,13 @@ class LobbyScreen(FormScreen, Screen):
     def _botter(self, team: int) -> Callable[[], None]:
         return lambda: self.lobby.add_bot(team, self.bot_level)
 
-    def _next_bot_level(self) -> None:
+    def _next_bot_level(self, step: int = 1) -> None:
         index = _BOT_LEVELS.index(self.bot_level)
-        self.bot_level = _BOT_LEVELS[(index + 1) % len(_BOT_LEVELS)]
+        self.bot_level = _BOT_LEVELS[(index + step) % len(_BOT_LEVELS)]
         self.resize(self.window.width, self.window.height)
+
+    def _previous_bot_level(self) -> None:
+        self._next_bot_level(-1)
 
     def _toggle_ready(self) -> None:
         view = self.lobby.lobby()

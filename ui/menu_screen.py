@@ -21,7 +21,7 @@ from .layout import Rect
 from .lobby import HostRequest, ListedTable, LobbyProvider
 from .screen import Screen
 from .theme import ACCENT, TEXT_DIM, WARN
-from .widgets import Button, FormScreen, Panel, TextField
+from .widgets import Button, FormScreen, Panel, TextField, fit
 
 __all__ = ["MenuScreen"]
 
@@ -124,18 +124,25 @@ class MenuScreen(FormScreen, Screen):
         self.name_field.focus(focused)
         y -= 46
         self.text("Practice against bots", x, y, size=17, bold=True, colour=ACCENT)
-        rows = [
-            ("Opponents", str(s.opponents), self._more_opponents),
-            ("Bot level", s.level, self._next_level),
-            ("Flip", f"{s.flip} at a time", self._toggle_flip),
-            ("Partners", "on (a bot partner)" if s.partners else "off", self._toggle_partners),
-            ("Match target", str(self.target), self._next_target),
+        # (name, value, on, back): the rows of more than two values cycle both ways.
+        rows: list[tuple[str, str, Callable[[], None], Callable[[], None] | None]] = [
+            ("Opponents", str(s.opponents), self._more_opponents, self._fewer_opponents),
+            ("Bot level", s.level, self._next_level, self._previous_level),
+            ("Flip", f"{s.flip} at a time", self._toggle_flip, None),
+            (
+                "Partners",
+                "on (a bot partner)" if s.partners else "off",
+                self._toggle_partners,
+                None,
+            ),
+            ("Match target", str(self.target), self._next_target, self._previous_target),
         ]
         row_h = min(44.0, (y - left.y - 90) / len(rows))
-        for name, value_text, action in rows:
+        for name, value_text, action, back in rows:
             y -= row_h
             self.text(name, x, y + row_h * 0.35, size=14)
-            self.button(Rect(left.right - 20 - 190, y + 2, 190, row_h - 8), value_text, action)
+            rect = Rect(left.right - 20 - 190, y + 2, 190, row_h - 8)
+            self.button(rect, value_text, action, on_back=back)
         self.button(
             Rect(x, left.y + 20, left.w - 40, 46), "Practice", self._practice, (40, 120, 72)
         )
@@ -154,14 +161,10 @@ class MenuScreen(FormScreen, Screen):
             kind = "partners" if table.partnership else "singles"
             state = " · playing" if table.started else ""
             state += " · needs a code" if table.needs_code else ""
-            self.text(f"{table.name}  ({table.host})", x, y, size=14, bold=True)
-            self.text(
-                f"{seated} seated · {table.seats} teams · {kind}{state}",
-                x,
-                y - 18,
-                size=12,
-                colour=TEXT_DIM,
-            )
+            room = right.right - 110 - 12 - x  # clear of the Join button
+            fit(self.text(f"{table.name}  ({table.host})", x, y, size=14, bold=True), room)
+            details = f"{seated} seated · {table.seats} teams · {kind}{state}"
+            fit(self.text(details, x, y - 18, size=12, colour=TEXT_DIM), room)
             caption = "Watch" if table.started else "Join"
             self.button(Rect(right.right - 110, y - 22, 90, 32), caption, self._joiner(table))
             y -= 50
@@ -215,10 +218,16 @@ class MenuScreen(FormScreen, Screen):
     def _more_opponents(self) -> None:
         self._change(opponents=(self.settings.opponents + 1) % (MAX_OPPONENTS + 1))
 
-    def _next_level(self) -> None:
+    def _fewer_opponents(self) -> None:
+        self._change(opponents=(self.settings.opponents - 1) % (MAX_OPPONENTS + 1))
+
+    def _next_level(self, step: int = 1) -> None:
         levels = [level for level in LEVELS if level != "instant"]
         index = levels.index(self.settings.level) if self.settings.level in levels else 0
-        self._change(level=levels[(index + 1) % len(levels)])
+        self._change(level=levels[(index + step) % len(levels)])
+
+    def _previous_level(self) -> None:
+        self._next_level(-1)
 
     def _toggle_flip(self) -> None:
         self._change(flip=1 if self.settings.flip == 3 else 3)
@@ -226,11 +235,14 @@ class MenuScreen(FormScreen, Screen):
     def _toggle_partners(self) -> None:
         self._change(partners=not self.settings.partners)
 
-    def _next_target(self) -> None:
+    def _next_target(self, step: int = 1) -> None:
         index = _TARGETS.index(self.target) if self.target in _TARGETS else 0
-        self.target = _TARGETS[(index + 1) % len(_TARGETS)]
+        self.target = _TARGETS[(index + step) % len(_TARGETS)]
         self._store_name()
         self.resize(self.window.width, self.window.height)
+
+    def _previous_target(self) -> None:
+        self._next_target(-1)
 
     def _practice(self) -> None:
         self._store_name()

@@ -32,6 +32,7 @@ from nerts_lan.session import (
 )
 
 from . import intents
+from .atlas import CardAtlas
 from .config import CARD_SIZES, Settings
 from .confirm import ConfirmOverlay
 from .guide import Guide
@@ -116,6 +117,8 @@ class TableScreen(Screen):
         self.overlay_group = Group(order=300)
         self.sounds = Sounds(settings.sounds)
         self.view = self._new_view()
+        self._restyle: CardAtlas | None = None
+        """The cards in a new look (Options), drawn a few per frame until the view takes it."""
         self.round_number = 0
         self.selection: intents.Selection | None = None
         self.hint: Action | None = None
@@ -170,6 +173,7 @@ class TableScreen(Screen):
                 self._show_scores()
         if isinstance(self.overlay, ScoreOverlay) and self.overlay.wake():
             self.dirty = True
+        self._advance_restyle()
         moving = self.view.update(now)
         dirty = self.dirty or moving or bool(events)
         self.dirty = False
@@ -189,6 +193,8 @@ class TableScreen(Screen):
 
     def close(self) -> None:
         self.view.delete()
+        if self._restyle is not None:
+            self._restyle.delete()
         for item in self._buttons:
             item.delete()
         for item in self._hud_labels:
@@ -727,10 +733,30 @@ class TableScreen(Screen):
         self.sounds.enabled = settings.sounds
         self._save_settings(settings)
         if rebuild:
-            self.view.delete()
-            self.view = self._new_view()
-            self.resize(self.window.width, self.window.height)
+            # The button shows its new value at once; the cards take a few frames to redraw in
+            # the new look and the old look stays until then (redrawing them all at once held
+            # the window up for seconds, and players clicked again, undoing their choice).
+            if self._restyle is not None:
+                self._restyle.delete()
+            self._restyle = self.view.staged_atlas(
+                self.window.width,
+                self.window.height,
+                self.session.view,
+                settings.four_colour,
+                CARD_SIZES.get(settings.card_size, 1.0),
+            )
         self.dirty = True
+
+    def _advance_restyle(self) -> None:
+        """Draw a few more cards of the new look; once all are drawn, show them."""
+        atlas = self._restyle
+        if atlas is None or not atlas.draw_more(self.window):
+            return
+        self._restyle = None
+        self.view.delete()
+        self.view = self._new_view()
+        self.view.atlas = atlas
+        self.resize(self.window.width, self.window.height)
 
     def _new_view(self) -> TableView:
         return TableView(

@@ -103,15 +103,7 @@ class TableView:
     def resize(self, width: int, height: int, state: State) -> None:
         """Lay the table out for a new window size (or card size) and place everything again."""
         self._size = (width, height)
-        self.layout = compute_layout(
-            width,
-            height,
-            len(self.table.team_names),
-            self.own_team,
-            self.table.options.work,
-            self.card_scale,
-            len(state.f_cards),
-        )
+        self.layout = self._layout(width, height, state, self.card_scale)
         self._ensure_atlas()
         for sprite in self.sprites.values():
             sprite.delete()
@@ -122,6 +114,16 @@ class TableView:
         self._build_static()
         self.state = None
         self.sync(state, 0.0, animate=False)
+
+    def staged_atlas(
+        self, width: int, height: int, state: State, four_colour: bool, card_scale: float
+    ) -> CardAtlas:
+        """An atlas, not drawn yet, of the cards a view with this look would show (the caller
+        draws it a few cards a frame, then hands it to the new view as its ``atlas``)."""
+        layout = self._layout(width, height, state, card_scale)
+        return CardAtlas(
+            self.window, _atlas_sizes(layout), self.table.back_colours, four_colour, staged=True
+        )
 
     def sync(self, state: State, now: float, animate: bool = True) -> None:
         """Move the sprites to where ``state`` puts the cards; changed places fly."""
@@ -401,15 +403,8 @@ class TableView:
     # --- helpers -------------------------------------------------------------------------------
 
     def _ensure_atlas(self) -> None:
-        layout = self.layout
-        assert layout is not None
-        own = layout.own_area
-        small = next((a for a in layout.teams if not a.own), own)
-        sizes = {
-            "own": (round(own.card_w), round(own.card_h)),
-            "found": (round(layout.foundation_w), round(layout.foundation_h)),
-            "small": (round(small.card_w), round(small.card_h)),
-        }
+        assert self.layout is not None
+        sizes = _atlas_sizes(self.layout)
         if self.atlas is not None and self.atlas.matches(
             sizes, self.table.back_colours, self.four_colour
         ):
@@ -417,6 +412,17 @@ class TableView:
         if self.atlas is not None:
             self.atlas.delete()
         self.atlas = CardAtlas(self.window, sizes, self.table.back_colours, self.four_colour)
+
+    def _layout(self, width: int, height: int, state: State, card_scale: float) -> TableLayout:
+        return compute_layout(
+            width,
+            height,
+            len(self.table.team_names),
+            self.own_team,
+            self.table.options.work,
+            card_scale,
+            len(state.f_cards),
+        )
 
     def _region(self, placement: Placement) -> Any:
         assert self.atlas is not None
@@ -574,3 +580,14 @@ def _rounded(*args: Any, **kwargs: Any) -> Any:
     """A rounded rectangle with enough corner segments at any size (pyglet divides by them)."""
     kwargs.setdefault("segments", 6)
     return shapes.RoundedRectangle(*args, **kwargs)
+
+
+def _atlas_sizes(layout: TableLayout) -> dict[str, tuple[int, int]]:
+    """The card sizes a layout shows: the player's own, the foundations', the other teams'."""
+    own = layout.own_area
+    small = next((a for a in layout.teams if not a.own), own)
+    return {
+        "own": (round(own.card_w), round(own.card_h)),
+        "found": (round(layout.foundation_w), round(layout.foundation_h)),
+        "small": (round(small.card_w), round(small.card_h)),
+    }

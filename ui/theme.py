@@ -8,6 +8,7 @@ __all__ = [
     "BACKGROUND",
     "FONT",
     "PANEL",
+    "STAND_INS",
     "SUIT_COLOURS",
     "SUIT_SYMBOLS",
     "TEAM_RGB",
@@ -33,6 +34,23 @@ CARD_FACE: Final[Colour] = (252, 251, 246)
 CARD_EDGE: Final[Colour] = (120, 120, 112)
 
 SUIT_SYMBOLS: Final = ("♠", "♥", "♦", "♣")
+
+STAND_INS: Final[dict[str, str]] = {
+    "🃏": "★",  # the joker
+    "🂠": "▮",  # a card's back
+    "🎴": "▮",
+    "♤": "♠",
+    "♡": "♥",
+    "♢": "♦",
+    "♧": "♣",
+    "✅": "✓",
+    "✔️": "✓",
+    "❤️": "♥",
+    "❤": "♥",
+    "⭐": "★",
+    "🏆": "★",
+}
+"""Symbols the font may lack (emoji, mostly), and one it has to draw instead."""
 """By suit index (S, H, D, C)."""
 
 SUIT_COLOURS: Final[dict[bool, tuple[Colour, Colour, Colour, Colour]]] = {

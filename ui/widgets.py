@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+import pyglet
 from pyglet import shapes, text
+from pyglet.window import mouse
 
 from .layout import Rect
-from .theme import ACCENT, FONT, PANEL, TEXT, lighter
+from .theme import ACCENT, FONT, PANEL, STAND_INS, TEXT, TEXT_DIM, WARN, lighter
 
-__all__ = ["Button", "FormScreen", "Panel", "TextField", "label"]
+__all__ = ["Button", "FormScreen", "Panel", "TextField", "drawable", "fit", "label"]
 
 
 def label(
@@ -27,12 +31,12 @@ def label(
     alpha: int = 255,
     width: float | None = None,
 ) -> Any:
-    """A label in ``batch``; ``size`` in pixels."""
+    """A label in ``batch``; ``size`` in pixels; ``value`` as ``drawable`` makes it."""
     kwargs: dict[str, Any] = {}
     if width is not None:
         kwargs.update(width=int(width), multiline=True)
     return text.Label(
-        value,
+        drawable(value),
         font_name=FONT,
         font_size=size * 0.75,
         weight="bold" if bold else "normal",
@@ -45,6 +49,33 @@ def label(
         group=group,
         **kwargs,
     )
+
+
+def drawable(value: str) -> str:
+    """``value`` with each symbol the font lacks (an emoji in a name, say) replaced by a stand-in
+    it has, or left out: drawn as it is, it would show as an empty box. Letters stay, a box being
+    better than a name with letters missing."""
+    if value.isascii():
+        return value
+    return "".join(_stand_in(character) for character in value)
+
+
+def fit(item: Any, width: float) -> Any:
+    """Shorten a label's text with an ellipsis until it is at most ``width`` pixels wide (a long
+    table or player name must not run under the button beside it); returns the label."""
+    full = item.text
+    if item.content_width <= width:
+        return item
+    shortest, longest = 0, len(full) - 1
+    while shortest < longest:  # the longest prefix that fits, ellipsis included
+        middle = (shortest + longest + 1) // 2
+        item.text = full[:middle].rstrip() + "…"
+        if item.content_width <= width:
+            shortest = middle
+        else:
+            longest = middle - 1
+    item.text = full[:shortest].rstrip() + "…"
+    return item
 
 
 class Panel:
@@ -74,8 +105,16 @@ class Panel:
         self.shape.delete()
 
 
+BACK_ZONE = 0.3
+"""The left part of a cycling button (its ‹ arrow) that steps back, as a fraction of its width."""
+
+
 class Button:
-    """A clickable rectangle with a text; ``on_click`` runs on a click inside it."""
+    """A clickable rectangle with a text; ``on_click`` runs on a click inside it.
+
+    A cycling button (``on_back`` given) shows "‹ value ›": a click on its right part steps on,
+    a click on its ‹ or a right click anywhere on it steps back.
+    """
 
     def __init__(
         self,
@@ -88,9 +127,11 @@ class Button:
         colour: tuple[int, int, int] = (52, 70, 84),
         size: float | None = None,
         enabled: bool = True,
+        on_back: Callable[[], None] | None = None,
     ) -> None:
         self.rect = rect
         self.on_click = on_click
+        self.on_back = on_back
         self.colour = colour
         self.enabled = enabled
         self.shape = _rounded(
@@ -106,7 +147,7 @@ class Button:
         self.text = label(
             batch,
             text_group,
-            caption,
+            self._shown(caption),
             rect.x + rect.w / 2,
             rect.y + rect.h / 2,
             size=size or min(16.0, rect.h * 0.42),
@@ -116,8 +157,17 @@ class Button:
         self.set_enabled(enabled)
 
     def set_caption(self, caption: str) -> None:
-        if self.text.text != caption:
-            self.text.text = caption
+        shown = self._shown(caption)
+        if self.text.text != shown:
+            self.text.text = shown
+
+    def press(self, x: float, y: float, mouse_button: int = mouse.LEFT) -> None:
+        """Act on a click at (x, y), which ``hit`` accepted: on, or back on a cycling button."""
+        back = mouse_button == mouse.RIGHT or x < self.rect.x + self.rect.w * BACK_ZONE
+        if self.on_back is not None and back:
+            self.on_back()
+        else:
+            self.on_click()
 
     def set_colour(self, colour: tuple[int, int, int]) -> None:
         self.colour = colour
@@ -135,13 +185,17 @@ class Button:
     def hit(self, x: float, y: float) -> bool:
         return self.enabled and self.rect.contains(x, y)
 
+    def _shown(self, caption: str) -> str:
+        return f"‹   {caption}   ›" if self.on_back is not None else caption
+
     def delete(self) -> None:
         self.shape.delete()
         self.text.delete()
 
 
 class TextField:
-    """A one-line text entry: focused by a click, edited with on_text / backspace."""
+    """A one-line text entry: focused by a click, edited with on_text / backspace. While it is
+    focused, a count under it says how much room is left ("12/24", then "24 at most")."""
 
     def __init__(
         self, batch: Any, group: Any, text_group: Any, rect: Rect, value: str, max_length: int = 24
@@ -169,6 +223,17 @@ class TextField:
             size=rect.h * 0.45,
             colour=(20, 24, 28),
         )
+        self.count = label(
+            batch,
+            text_group,
+            "",
+            rect.right,
+            rect.y - 2,
+            size=11,
+            colour=TEXT_DIM,
+            anchor_x="right",
+            anchor_y="top",
+        )
         self._refresh()
 
     def hit(self, x: float, y: float) -> bool:
@@ -188,8 +253,16 @@ class TextField:
         self._refresh()
 
     def _refresh(self) -> None:
-        shown = self.value + ("|" if self.focused else "")
+        shown = drawable(self.value) + ("|" if self.focused else "")
         self.text.text = shown
+        full = len(self.value) >= self.max_length
+        if not self.focused:
+            self.count.text = ""
+        elif full:
+            self.count.text = f"{self.max_length} characters at most"
+        else:
+            self.count.text = f"{len(self.value)}/{self.max_length}"
+        self.count.color = (*(WARN if full else TEXT_DIM), 255)
         self.box.color = (255, 255, 250, 255) if self.focused else (226, 228, 222, 255)
         if self.focused:
             self.box.color = (*lighter(ACCENT, 0.75), 255)
@@ -197,6 +270,32 @@ class TextField:
     def delete(self) -> None:
         self.box.delete()
         self.text.delete()
+        self.count.delete()
+
+
+def _stand_in(character: str) -> str:
+    if _font_draws(FONT, character):
+        return character
+    if character in STAND_INS:
+        return STAND_INS[character]
+    if unicodedata.category(character) in ("So", "Sk", "Cf", "Mn", "Co", "Cn"):
+        return ""  # an emoji, its variation selector or joiner
+    return character
+
+
+@functools.cache
+def _font_draws(font_name: str, character: str) -> bool:
+    """Whether the font pyglet picks for ``font_name`` has a glyph for ``character``."""
+    font = pyglet.font.load(font_name, 12)
+    lookup = getattr(getattr(font, "face", None), "get_character_index", None)
+    if lookup is not None:  # FreeType: the face fontconfig found, whatever its name
+        fonts: list[Any] = [font, *font.fallbacks]
+        return any(each.face.get_character_index(character) for each in fonts)
+    # Other platforms' renderers: trust the font we asked for if it is installed; without it,
+    # a default font draws, and an emoji or a rare symbol may not be in it.
+    if pyglet.font.have_font(font_name):
+        return True
+    return character not in STAND_INS and unicodedata.category(character) != "So"
 
 
 def _rounded(*args: Any, **kwargs: Any) -> Any:
@@ -229,8 +328,19 @@ class FormScreen:
         caption: str,
         on_click: Callable[[], None],
         colour: tuple[int, int, int] = (52, 70, 84),
+        on_back: Callable[[], None] | None = None,
     ) -> Button:
-        item = Button(self.batch, self.group, self.text_group, rect, caption, on_click, colour)
+        """A button; with ``on_back``, one that cycles both ways (see ``Button``)."""
+        item = Button(
+            self.batch,
+            self.group,
+            self.text_group,
+            rect,
+            caption,
+            on_click,
+            colour,
+            on_back=on_back,
+        )
         self.buttons.append(item)
         return item
 
@@ -247,7 +357,7 @@ class FormScreen:
             self.name_field.focus(self.name_field.hit(x, y))
         for item in self.buttons:
             if item.hit(x, y):
-                item.on_click()
+                item.press(x, y, button)
                 return
 
     def on_mouse_motion(self, x: float, y: float, dx: float, dy: float) -> None:

@@ -25,6 +25,8 @@ _MARKS_BY_PATH = (
     ("tests/net_real/test_netns.py", "netns"),
     ("tests/net_real/", "realnet"),
     ("tests/ui/test_layout.py", None),
+    ("tests/ui/test_wording.py", None),
+    ("tests/ui/test_message_board.py", None),
     ("tests/ui/", "window"),
     ("tests/net/test_simnet.py", "sim"),
     ("tests/net/test_partition.py", "sim"),

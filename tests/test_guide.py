@@ -46,4 +46,4 @@ def test_a_kind_already_explained_gets_the_hint_alone() -> None:
     guide, watch = Guide(), StockWatch()
     guide.explained.update({"nerts", "onto"})
     step = guide.step(state, "ann", watch)
-    assert step.text.startswith("Hint: 5♣ from the nerts pile")
+    assert step.text.startswith("Hint: 5♣ from your nerts pile")

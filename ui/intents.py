@@ -16,9 +16,10 @@ from typing import Final
 from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.cards import DECK
 from nerts_lan.engine import Rejection, State, apply
-from nerts_lan.piles import NERTS, WASTE, Pile, work_pile
+from nerts_lan.piles import NERTS, WASTE, work_pile
 
 from .layout import ANY_FOUNDATION, PileRef
+from .wording import card_name, pile_name
 
 __all__ = [
     "KEY_HELP",
@@ -147,10 +148,10 @@ def key_action(
 def describe(action: Action) -> str:
     """A short human phrase for an action (for hints)."""
     if isinstance(action, Play):
-        where = _pile_words(action.target)
-        return f"{_card_words(action.card)} from {_pile_words(action.source)} to {where}"
+        where = pile_name(action.target)
+        return f"{card_name(action.card)} from {pile_name(action.source)} to {where}"
     if isinstance(action, SlideUnder):
-        return f"slide {_card_words(action.card)} under {_pile_words(action.target)}"
+        return f"slide {card_name(action.card)} under {pile_name(action.target)}"
     if isinstance(action, Flip):
         return "flip the stock"
     if isinstance(action, DeclareStuck):
@@ -216,17 +217,3 @@ def _is_top(state: State, pile: PileRef, card: int) -> bool:
         return False
     cards = state.teams[pile.team].work[pile.work_index]
     return bool(cards) and cards[-1] == card
-
-
-def _card_words(card: int) -> str:
-    return f"{DECK[card]}".replace("S", "♠").replace("H", "♥").replace("D", "♦").replace("C", "♣")
-
-
-def _pile_words(pile: Pile) -> str:
-    if pile.kind == "work" and pile.index is not None:
-        return f"work pile {pile.index + 1}"
-    if pile.kind == "nerts":
-        return "the nerts pile"
-    if pile.kind == "waste":
-        return "the waste"
-    return "a foundation"

@@ -29,6 +29,7 @@ __all__ = [
     "ANY_FOUNDATION",
     "CARD_ASPECT",
     "FOUNDATION_TEAM",
+    "MESSAGE_LINES",
     "PileKind",
     "PileRef",
     "Placement",
@@ -51,6 +52,9 @@ CARD_ASPECT: Final = 0.7
 
 FOUNDATION_TEAM: Final = -1
 """The ``team`` of a foundation's ``PileRef``."""
+
+MESSAGE_LINES: Final = 2
+"""Lines of the message strip above the local tableau."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +182,9 @@ class TableLayout:
     foundation_h: float
     foundation_cols: int
     foundation_rows: int
+    messages: Rect = Rect(0, 0, 0, 0)
+    """The message strip: the whole free width between the local tableau (and its name) and
+    the rest of the table, ``MESSAGE_LINES`` lines high."""
 
     @property
     def own_area(self) -> TeamArea:
@@ -257,12 +264,14 @@ def compute_layout(
     own_w = own_h * CARD_ASPECT
     label_h = max(14.0, own_h * 0.16)
     band_h = own_h * 2.55 + label_h
+    strip_h = MESSAGE_LINES * min(max(own_h * 0.2, 18.0), 28.0)
     others = teams - 1
     top_n, side_n = side_counts(others)
 
     # The other teams: small rows along the top, then down the sides.
     small_label = 14.0
-    small_h = _small_card_height(width, height - band_h - margin, margin, own_h, span, others)
+    above = height - band_h - margin - strip_h
+    small_h = _small_card_height(width, above, margin, own_h, span, others)
     small_w = small_h * CARD_ASPECT
     block_w = span * small_w
     block_h = small_h * 1.9 + small_label
@@ -285,7 +294,7 @@ def compute_layout(
             x = gap + slot * (block_w + gap)
             areas[team] = _small_area(team, x, top_y, small_w, small_h, work, small_label)
     side_top = top_y - (block_h + margin if top else 0)
-    side_bottom = band_h + margin
+    side_bottom = band_h + margin + strip_h
     side_step = (side_top - side_bottom) / max(side_n, 1)
     for column, teams_here in ((0, left), (1, right)):
         for slot, team in enumerate(teams_here):
@@ -296,7 +305,7 @@ def compute_layout(
     center_x = margin + (block_w + margin if side_n else 0)
     center_right = width - margin - (block_w + margin if side_n else 0)
     center_top = top_y - (block_h if top else 0) - margin
-    center_y = band_h + margin * 0.5
+    center_y = band_h + margin * 0.5 + strip_h
     center = Rect(
         center_x, center_y, max(center_right - center_x, 20), max(center_top - center_y, 20)
     )
@@ -312,6 +321,7 @@ def compute_layout(
         f_h,
         cols,
         rows,
+        Rect(margin, band_h + margin * 0.5, width - 2 * margin, strip_h),
     )
 
 

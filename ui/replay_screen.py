@@ -19,6 +19,7 @@ from nerts_lan.session import RoundStarted
 
 from .config import Settings
 from .layout import Rect
+from .messages import MessageKind
 from .overlays import ScoreOverlay
 from .table_screen import TableScreen
 from .table_view import TableView
@@ -136,13 +137,9 @@ class ReplayScreen(TableScreen):
         )
         state, table = self.session.view, self.session.table
         stuck = [name for i, name in enumerate(table.team_names) if state.teams[i].stuck]
-        lines = [
-            (self._round_label, progress),
-            (self._stuck_line, "Stuck: " + ", ".join(stuck) if stuck else ""),
-        ]
-        for item, value in lines:
-            if item is not None and item.text != value:
-                item.text = value
+        if self._round_label is not None and self._round_label.text != progress:
+            self._round_label.text = progress
+        self.say(MessageKind.STUCK, "Stuck: " + ", ".join(stuck) if stuck else "")
         if self._play_button is not None and self._speed_button is not None:
             self._play_button.set_caption("Pause (Space)" if replay.playing else "Play (Space)")
             self._speed_button.set_caption(f"Speed {replay.speed}× (↑/↓)")
@@ -150,7 +147,8 @@ class ReplayScreen(TableScreen):
     def _handle(self, event: Any) -> None:
         super()._handle(event)
         if isinstance(event, RoundStarted):
-            self._status_text(f"Replay: round {event.number}", TEXT_DIM)
+            replaying = f"Replay: round {event.number}"
+            self.say(MessageKind.ROUND, replaying, colour=TEXT_DIM, lifetime=None)
 
     def _build_notice(self, text: str, size: float) -> None:
         """What is wrong with the log, on a panel at the bottom of the middle of the table."""

@@ -3,8 +3,9 @@
 Input follows arcade's drag sequence: a press picks the card (and the cards on it), motion moves
 them, the release asks which move a drop there means and submits it to the session. The engine
 (through the session) is the only judge: a refused move comes back as ``ActionRejected`` and its
-cards fly back with the engine's short reason. A click plays the card to a foundation or the best
-work pile; the keyboard plays the whole game (see ``intents.KEY_HELP``).
+cards fly back, the reason said in the player's words (``wording``). A click plays the card to
+a foundation or the best work pile; the keyboard plays the whole game (see ``intents.KEY_HELP``).
+Everything the game tells the player goes to one message area (``messages``) through ``say``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pyglet.window import mouse
 
 from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.cards import DECK
-from nerts_lan.engine import RejectionKind, round_scores
+from nerts_lan.engine import round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
 from nerts_lan.session import (
     CursorMoved,
@@ -31,7 +32,7 @@ from nerts_lan.session import (
     Session,
 )
 
-from . import intents
+from . import intents, wording
 from .atlas import CardAtlas
 from .config import CARD_SIZES, Settings
 from .confirm import ConfirmOverlay
@@ -49,11 +50,12 @@ from .layout import (
     placements,
     to_table_units,
 )
+from .messages import KIND_LIFETIME, MessageBoard, MessageKind, MessageStrip
 from .overlays import HelpOverlay, OptionsOverlay, Overlay, ScoreOverlay
 from .screen import Screen
 from .sounds import Sounds
 from .table_view import TableView
-from .theme import ACCENT, GOOD, TEXT, TEXT_DIM, WARN
+from .theme import ACCENT, GOOD, TEXT, TEXT_DIM
 from .widgets import Button, label
 
 __all__ = ["TableScreen"]
@@ -139,17 +141,22 @@ class TableScreen(Screen):
         self._last_click: tuple[float, PileRef | None] = (-1.0, None)
         self._buttons: list[Button] = []
         self._hud_labels: list[Any] = []
-        self._status: Any = None
-        self._stuck_line: Any = None
+        self.messages = MessageBoard()
+        """What the game tells the player; shown in the layout's message strip (see ``say``)."""
+        self._strip = MessageStrip(batch, self.hud_group, self.hud_text)
+        self._rotations_seen = session.view.rotations
         self._round_label: Any = None
         self._placements: list[Placement] = []
         self._nerts_button: Button | None = None
         self._changed = False
-        self.guide = Guide() if guided and not self.read_only else None
-        self._guide_panel = (
-            GuidePanel(self.batch, Group(order=190), self._end_guide) if self.guide else None
-        )
+        self.guide, self._guide_panel = self._new_guide(guided)
         self.resize(window.width, window.height)
+
+    def _new_guide(self, guided: bool) -> tuple[Guide | None, GuidePanel | None]:
+        """The guided first round's steps and panel (none for a spectator or an old hand)."""
+        if not guided or self.read_only:
+            return None, None
+        return Guide(), GuidePanel(self.batch, Group(order=190), self._end_guide)
 
     # --- frame ---------------------------------------------------------------------------------
 
@@ -174,6 +181,9 @@ class TableScreen(Screen):
         if isinstance(self.overlay, ScoreOverlay) and self.overlay.wake():
             self.dirty = True
         self._advance_restyle()
+        self.messages.expire(now)
+        if self._strip.show(self.messages.visible()):
+            self.dirty = True
         moving = self.view.update(now)
         dirty = self.dirty or moving or bool(events)
         self.dirty = False
@@ -183,6 +193,7 @@ class TableScreen(Screen):
         self.view.resize(width, height, self.session.view)
         self._placements = placements(self.view.layout, self.session.view)  # type: ignore[arg-type]
         self._build_hud(width, height)
+        self._place_messages()
         self._refresh_hud()
         if self._guide_panel is not None and self.view.layout is not None:
             self._guide_panel.build(self.view.layout.center)
@@ -199,6 +210,7 @@ class TableScreen(Screen):
             item.delete()
         for item in self._hud_labels:
             item.delete()
+        self._strip.delete()
         for item in self.banner:
             item.delete()
         if self.overlay is not None:
@@ -348,12 +360,15 @@ class TableScreen(Screen):
             self.stock_watch = StockWatch()
             if event.number > 1:
                 self._end_guide()  # the guide is for the first round
+            self.messages.clear()
+            self._rotations_seen = event.state.rotations
             self.view.resize(self.window.width, self.window.height, event.state)
             self._after_change(animate=False)
             if self.read_only:
-                self._status_text(f"Round {event.number}: you are watching", TEXT_DIM)
+                watching = f"Round {event.number}: you are watching"
+                self.say(MessageKind.ROUND, watching, colour=TEXT_DIM, lifetime=None)
             else:
-                self._status_text(f"Round {event.number}: go!", GOOD)
+                self.say(MessageKind.ROUND, f"Round {event.number}: go!")
             return
         if isinstance(event, ActionApplied):
             self._changed = True
@@ -364,14 +379,15 @@ class TableScreen(Screen):
             self._changed = True
             if event.local:
                 self.sounds.play("refused")
-                message = event.reason
-                if event.kind is RejectionKind.LOST_RACE and event.lost_race_to:
-                    message = f"{event.lost_race_to} got there first"
-                x, y = self._where(event.action)
-                self.view.note(message, x, y, now)
+                state = self.session.view
+                why = wording.refusal(
+                    event.action, state, event.kind, event.reason, event.lost_race_to
+                )
+                self.say(MessageKind.REFUSAL, why)
             return
         if isinstance(event, RoundEnded):
             self._changed = True
+            self.messages.clear(MessageKind.ROUND, MessageKind.HINT)
             self.pending_scores = event
             self._end_guide()
             self._nerts_banner(event)
@@ -385,7 +401,7 @@ class TableScreen(Screen):
             return
         if isinstance(event, (PeerGone, PeerReturned)):
             verb = "left the table (a bot plays on)" if isinstance(event, PeerGone) else "is back"
-            self._status_text(f"{', '.join(event.players)} {verb}", TEXT_DIM)
+            self.say(MessageKind.TABLE, f"{', '.join(event.players)} {verb}")
 
     def _after_change(self, animate: bool) -> None:
         state = self.session.view
@@ -405,9 +421,47 @@ class TableScreen(Screen):
             assert layout is not None
             marks = hint_marks(step.action, state, layout, self._placements, self.team)
             self._guide_panel.show(step.text, marks)
+        self.messages.forget(state)  # a hint about the state before is stale
+        if state.rotations > self._rotations_seen:
+            self.say(MessageKind.ROTATION, wording.stocks_rotated(state.rotations))
+        self._rotations_seen = state.rotations
         self._mark_selection()
         self._refresh_hud()
         self.dirty = True
+
+    # --- messages ------------------------------------------------------------------------------
+
+    def say(
+        self,
+        kind: MessageKind,
+        text: str,
+        *,
+        colour: tuple[int, int, int] | None = None,
+        lifetime: float | None = KIND_LIFETIME,
+    ) -> None:
+        """Tell the player ``text`` in the message area, replacing the message of ``kind``
+        (an empty text takes it away); ``lifetime`` in seconds, None for until replaced,
+        by default the kind's (``messages.DEFAULT_LIFETIMES``). A hint is about the table as it
+        is now, and goes once the table changes."""
+        about = self.session.view if kind is MessageKind.HINT else None
+        shown = self.messages.show(
+            kind, text, self.now, lifetime=lifetime, colour=colour, about=about
+        )
+        if shown:
+            self.dirty = True
+
+    def _place_messages(self) -> None:
+        """The message strip spans the layout's free width, short of the HUD's buttons when
+        their column reaches up beside it."""
+        layout = self.view.layout
+        assert layout is not None
+        rect = layout.messages
+        beside = [b.rect for b in self._buttons if b.rect.top > rect.y and b.rect.y < rect.top]
+        if beside:
+            left = min(button.x for button in beside)
+            rect = Rect(rect.x, rect.y, max(left - 8 - rect.x, 40.0), rect.h)
+        self._strip.place(rect)
+        self._strip.show(self.messages.visible())
 
     # --- actions -------------------------------------------------------------------------------
 
@@ -425,22 +479,13 @@ class TableScreen(Screen):
         elif isinstance(action, (Play, SlideUnder)):
             self.sounds.play("play")
 
-    def _where(self, action: Action | None) -> tuple[float, float]:
-        layout = self.view.layout
-        assert layout is not None
-        area = layout.own_area
-        if isinstance(action, (Play, SlideUnder)):
-            rect = area.pile_rect(action.source)
-            return rect.center[0], rect.top + 8
-        return area.stock.center[0], area.stock.top + 8
-
     def _show_hint(self) -> None:
         if self.read_only:
-            self._status_text("You are watching this match", TEXT_DIM)
+            self.say(MessageKind.HINT, "You are watching this match", colour=TEXT_DIM)
             return
         hint = next_hint(self.session.view, self.player, self.stock_watch)
         self.hint = hint.action
-        self._status_text(hint.text, TEXT_DIM if hint.action is None else ACCENT)
+        self.say(MessageKind.HINT, hint.text, colour=TEXT_DIM if hint.action is None else None)
         self._mark_selection()
 
     def _mark_selection(self) -> None:
@@ -519,41 +564,18 @@ class TableScreen(Screen):
             self._buttons.append(button)
             y += button_h + 6
         self._nerts_button = self._buttons[-1]
-        left_w = max(area.area.x - 2 * margin, 150.0)
         text_size = min(max(area.card_h * 0.12, 12.0), 16.0)
         self._round_label = label(
             self.batch,
             self.hud_text,
             "",
             margin,
-            margin + 72,
+            margin + 8,
             size=text_size,
             colour=TEXT_DIM,
             anchor_y="bottom",
         )
-        self._status = label(
-            self.batch,
-            self.hud_text,
-            "",
-            margin,
-            margin + 40,
-            size=text_size,
-            colour=TEXT,
-            width=left_w,
-            anchor_y="bottom",
-        )
-        self._stuck_line = label(
-            self.batch,
-            self.hud_text,
-            "",
-            margin,
-            margin + 8,
-            size=text_size,
-            colour=WARN,
-            width=left_w,
-            anchor_y="bottom",
-        )
-        self._hud_labels = [self._round_label, self._status, self._stuck_line]
+        self._hud_labels = [self._round_label]
 
     def _refresh_hud(self) -> None:
         state = self.session.view
@@ -573,8 +595,7 @@ class TableScreen(Screen):
                 text_value += " — everyone but you: press S if you are stuck too"
         if state.teams[self.team].stuck:
             text_value = "You are stuck" + (f"; so are {', '.join(stuck)}" if stuck else "")
-        if self._stuck_line is not None and self._stuck_line.text != text_value:
-            self._stuck_line.text = text_value
+        self.say(MessageKind.STUCK, text_value)
         if self._round_label is not None:
             scores = round_scores(state)
             totals = self.session.match.totals
@@ -585,12 +606,6 @@ class TableScreen(Screen):
             )
             if self._round_label.text != text_value:
                 self._round_label.text = text_value
-
-    def _status_text(self, message: str, colour: tuple[int, int, int]) -> None:
-        if self._status is not None:
-            self._status.text = message
-            self._status.color = (*colour, 255)
-        self.dirty = True
 
     def _nerts_banner(self, event: RoundEnded) -> None:
         width, height = self.window.width, self.window.height
@@ -672,6 +687,7 @@ class TableScreen(Screen):
     def _open(self, overlay: Overlay) -> None:
         if self.overlay is not None:
             self.overlay.delete()
+        self.messages.clear(MessageKind.ROUND)  # "go!" is stale once a panel covers the table
         self.overlay = overlay
         overlay.build(self.window.width, self.window.height)
         self._pause_while_reading()

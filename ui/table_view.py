@@ -32,7 +32,7 @@ from .layout import (
     from_table_units,
     placements,
 )
-from .theme import ACCENT, GOOD, TEXT, TEXT_DIM, WARN, lighter, team_rgb
+from .theme import ACCENT, TEXT, TEXT_DIM, WARN, lighter, team_rgb
 from .widgets import label
 
 __all__ = ["TableView"]
@@ -40,7 +40,6 @@ __all__ = ["TableView"]
 _CARD_LAYERS = 48
 _REMOTE_FLIGHT = 0.32
 _LOCAL_FLIGHT = 0.12
-_NOTE_SECONDS = 2.6
 _CURSOR_SECONDS = 3.0
 
 
@@ -94,7 +93,6 @@ class TableView:
         self._team_labels: list[Any] = []
         self._counts: dict[tuple[int, str], Any] = {}
         self._marks: list[Any] = []
-        self._notes: list[tuple[float, Any, Any]] = []
         self._cursors: dict[str, tuple[float, list[Any]]] = {}
         self._size: tuple[int, int] = (0, 0)
 
@@ -198,7 +196,7 @@ class TableView:
                 self._show(key, placement.rect)
 
     def update(self, now: float) -> bool:
-        """Advance flights, notes and cursors to ``now``; True while something still moves."""
+        """Advance flights and cursors to ``now``; True while something still moves."""
         moving = False
         for key, flight in list(self.flights.items()):
             t = (now - flight.t0) / flight.duration if flight.duration > 0 else 1.0
@@ -213,13 +211,6 @@ class TableView:
                 self._show(key, _lerp(flight.start, flight.end, e))
                 moving = True
         changed = False
-        for note in list(self._notes):
-            until, text_label, box = note
-            if now >= until:
-                text_label.delete()
-                box.delete()
-                self._notes.remove(note)
-                changed = True
         for player, (until, parts) in list(self._cursors.items()):
             if now >= until:
                 for part in parts:
@@ -264,7 +255,7 @@ class TableView:
         first = next(iter(self.dragging))
         return self.shown.get(first)
 
-    # --- marks, notes, cursors -----------------------------------------------------------------
+    # --- marks and cursors ---------------------------------------------------------------------
 
     def set_marks(self, rects: Iterable[tuple[Rect, tuple[int, int, int]]]) -> None:
         """Outline ``rects`` (the keyboard pick, a hint) in their colours."""
@@ -283,36 +274,6 @@ class TableView:
                 group=self.mark_group,
             )
             self._marks.append(box)
-
-    def note(self, message: str, x: float, y: float, now: float, warn: bool = True) -> None:
-        """A short message near ``x``, ``y`` that fades after a few seconds."""
-        width, height = self._size
-        size = 15.0
-        text_w = len(message) * size * 0.58 + 24
-        x = min(max(x - text_w / 2, 8), width - text_w - 8)
-        y = min(max(y, 8), height - 40)
-        box = _rounded(
-            x,
-            y,
-            text_w,
-            size * 2,
-            8,
-            color=(30, 20, 20, 225) if warn else (20, 36, 30, 225),
-            batch=self.batch,
-            group=self.cursor_group,
-        )
-        text_label = label(
-            self.batch,
-            Group(order=1, parent=self.cursor_group),
-            message,
-            x + text_w / 2,
-            y + size,
-            size=size,
-            colour=WARN if warn else GOOD,
-            anchor_x="center",
-            bold=True,
-        )
-        self._notes.append((now + _NOTE_SECONDS, text_label, box))
 
     def set_cursor(
         self,
@@ -388,10 +349,6 @@ class TableView:
         for item in self._static + self._team_labels + list(self._counts.values()) + self._marks:
             item.delete()
         self._static, self._team_labels, self._counts, self._marks = [], [], {}, []
-        for _, text_label, box in self._notes:
-            text_label.delete()
-            box.delete()
-        self._notes = []
         for _, parts in self._cursors.values():
             for part in parts:
                 part.delete()

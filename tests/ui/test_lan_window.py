@@ -23,6 +23,7 @@ from nerts_lan.table import TableSettings
 from tests.net_real.peers import FAST, PeerProcess, headless
 from tests.waiting import until
 from ui.lan_lobby import LanLobby
+from ui.messages import MessageKind
 
 from .conftest import Harness
 
@@ -257,7 +258,7 @@ def test_a_window_that_joins_mid_match_watches_the_table_read_only(lan_harness: 
             harness.frame()
             time.sleep(0.005)
         assert screen.session.view is before
-        assert "watching" in screen._status.text
+        assert "watching" in (screen.messages.text_of(MessageKind.ROUND) or "")
     finally:
         host.close()
 

@@ -7,6 +7,7 @@ from typing import Any
 from nerts_lan.actions import CallNerts, DeclareStuck, Play
 from nerts_lan.practice import PracticeConfig
 from tests.kit import layout, team
+from ui.messages import MessageKind
 from ui.theme import GOOD
 
 from .conftest import Harness
@@ -89,7 +90,7 @@ def test_the_hint_says_stuck_after_a_pass_through_the_stock_that_played_nothing(
     )
     screen = _practice(harness, mine)
     _hint(harness)
-    assert "flip" in screen._status.text.lower()
+    assert "flip" in _hint_text(screen).lower()
     for _ in range(3):  # 3 + 3, then the waste turned over
         harness.key(key.SPACE)
         harness.settle(0.2)
@@ -97,7 +98,7 @@ def test_the_hint_says_stuck_after_a_pass_through_the_stock_that_played_nothing(
     _hint(harness)
 
     assert screen.hint == DeclareStuck("You")
-    assert "press S" in screen._status.text
+    assert "press S" in _hint_text(screen)
 
 
 def test_the_hint_says_nerts_once_the_pile_is_empty(harness: Harness) -> None:
@@ -106,7 +107,7 @@ def test_the_hint_says_nerts_once_the_pile_is_empty(harness: Harness) -> None:
     screen = _practice(harness, mine, far_from_nerts)
     _hint(harness)
     assert screen.hint == CallNerts("You")
-    assert "Nerts" in screen._status.text
+    assert "Nerts" in _hint_text(screen)
 
 
 def test_help_teaches_the_game_with_a_picture_and_fits_a_small_window(harness: Harness) -> None:
@@ -214,3 +215,8 @@ def test_the_guide_never_covers_the_foundation_its_move_goes_to(harness: Harness
 def _bare(caption: str) -> str:
     """A button's value without the cycling marks around it ("‹ easy ›" is "easy")."""
     return caption.strip("‹› ")
+
+
+def _hint_text(screen: Any) -> str:
+    """What the hint says in the table's message area."""
+    return screen.messages.text_of(MessageKind.HINT) or ""

@@ -74,7 +74,7 @@ def test_clicking_an_ace_sends_it_to_a_foundation(harness: Harness) -> None:
     assert _is_face(harness.pixel(*_inside(first_foundation)))
 
 
-def test_a_refused_drop_snaps_back_with_the_engines_reason(harness: Harness) -> None:
+def test_a_refused_drop_snaps_back_with_the_reason_in_players_words(harness: Harness) -> None:
     screen = _frozen_practice(harness, nerts="9C 5H", work=("9D", "8D", "", "2C"))
     area = screen.view.layout.own_area
     before = piles(screen.session.view)
@@ -82,11 +82,11 @@ def test_a_refused_drop_snaps_back_with_the_engines_reason(harness: Harness) -> 
     below = (landing.x + landing.w * 0.85, landing.y + landing.h * 0.15)
 
     harness.drag(area.nerts.center, landing.center)
-    notes = [note[1].text for note in screen.view._notes]
+    said = [shown.text for shown, _ in screen._strip.lines]
     harness.settle(0.6)
 
     assert piles(screen.session.view) == before
-    assert any("w1 does not take 5H" in text for text in notes), notes
+    assert "5♥ goes on a black 6, not on 9♦" in said, said
     assert _is_felt(harness.pixel(*below))
     assert _is_face(harness.pixel(*_inside(area.nerts)))
 

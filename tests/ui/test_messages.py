@@ -129,14 +129,14 @@ def test_two_quick_refusals_show_only_the_newer_and_never_cover_the_name(
     screen = _frozen_practice(harness, **STUCK_HAND)
     area = screen.view.layout.own_area
     name = _name_rect(screen)
-    before = [harness.pixel(x, y) for x, y in _grid(name)]
+    before = _pixels_at(harness, _grid(name))
 
     harness.click(*area.nerts.center)  # 5♥
     harness.click(*area.work[1].center)  # 8♦
 
     assert screen.messages.text_of(MessageKind.REFUSAL) == "8♦ has nowhere to go"
     assert [text for text in _said(screen) if "nowhere" in text] == ["8♦ has nowhere to go"]
-    assert [harness.pixel(x, y) for x, y in _grid(name)] == before
+    assert _pixels_at(harness, _grid(name)) == before
     harness.settle(4.0)
     assert screen.messages.text_of(MessageKind.REFUSAL) is None
     assert _said(screen) == []
@@ -202,6 +202,13 @@ def test_everyone_stuck_rotates_the_stocks_and_says_so(harness: Harness) -> None
     assert said is not None and said.startswith("Everyone was stuck")
     assert said in _said(screen)
     assert screen.messages.text_of(MessageKind.STUCK) is None
+
+
+def _pixels_at(harness: Harness, points: list[tuple[float, float]]) -> list[bytes]:
+    """The colours at ``points``, from one drawing of the window (each pixel() draws anew)."""
+    data, width, _ = harness.pixels()
+    offsets = [(int(y) * width + int(x)) * 3 for x, y in points]
+    return [data[offset : offset + 3] for offset in offsets]
 
 
 def _grid(rect: Rect, steps: int = 6) -> list[tuple[float, float]]:

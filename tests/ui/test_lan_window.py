@@ -20,7 +20,7 @@ from nerts_lan.bots import Bot
 from nerts_lan.lan_session import LanSession
 from nerts_lan.replica import ActionApplied, RoundEnded
 from nerts_lan.table import TableSettings
-from tests.net_real.peers import FAST, PeerProcess, headless
+from tests.net_real.peers import PeerProcess, headless
 from tests.waiting import until
 from ui.lan_lobby import LanLobby
 from ui.messages import MessageKind
@@ -166,7 +166,8 @@ def test_the_window_joins_a_headless_table_plays_a_round_and_ends_with_the_same_
 ) -> None:
     harness = lan_harness
     window = harness.window
-    common = [*LOOPBACK, *FAST, "--rounds", "1", "--timeout", "60"]
+    # Bots slow enough that the window's own seat gets to play on a loaded machine too.
+    common = [*LOOPBACK, "--bot", "hard", "--bot-delay", "0.3", "--rounds", "1", "--timeout", "90"]
     e2e = _unique("E2E")
     host = PeerProcess(
         ["host", "--headless", "--name", "Cy", "--table", e2e, "--players", "3", *common],
@@ -215,7 +216,7 @@ def test_the_window_joins_a_headless_table_plays_a_round_and_ends_with_the_same_
                 next_move[0] = now + max(bot.reaction_delay(action), 0.01)
             return bool(ended)
 
-        _run(harness, round_over, timeout=30)
+        _run(harness, round_over, timeout=60)
         hashes = [peer.wait_for("round_over", round=1)["state_hash"] for peer in peers]
         assert hashes == [ended[0].digest.hex()] * 2
         assert len(mine) >= 5  # the window's seat did play

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from net.core import CoreConfig
-from net.simnet import HashChainApp, LinkModel, SimNetwork
+from net.events import EntriesStabilized, Event
+from net.simnet import HashChainApp, LinkModel, SimApp, SimNetwork, SimNode
 
 FAST = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.6, snapshot_timeout=0.5)
 
@@ -76,13 +79,15 @@ def _add_fault(sc: Scenario, rng: random.Random, names: list[str], config: CoreC
 
 
 def run_scenario(sc: Scenario, config: CoreConfig = FAST) -> SimNetwork:
-    """Run a scenario to quiescence and return the network."""
+    """Run a scenario to quiescence and return the network; fail if any peer ever delivered a
+    stable entry that another had delivered differently (see `FinalityOracle`)."""
+    oracle = FinalityOracle()
     sim = SimNetwork(
         [f"p{i}" for i in range(sc.peers)],
         seed=sc.seed,
         core_config=config,
         link=sc.link,
-        app_factory=HashChainApp.factory(rate=sc.rate, stop_at=sc.stop_at, hash_every=8),
+        app_factory=oracle.app_factory(rate=sc.rate, stop_at=sc.stop_at, hash_every=8),
     )
     for t, peer in sc.kills:
         sim.call_at(t, lambda p=peer: sim.kill(p))
@@ -100,6 +105,7 @@ def run_scenario(sc: Scenario, config: CoreConfig = FAST) -> SimNetwork:
         # Enough stable entries after the corruption for a state hash exchange to catch it.
         sim.call_at(sc.stop_at, lambda: flood(sim, 8))
     sim.run_until(sc.stop_at + sc.settle)
+    assert not oracle.violations, f"stable entries undone: {oracle.violations[:3]}; {sc.describe()}"
     return sim
 
 
@@ -147,4 +153,37 @@ def check_agreement(sim: SimNetwork, sc: Scenario) -> None:
                 for _, entry in node.submitted:
                     assert entry.key in stable, (
                         f"{entry.key} of {node.peer_id} lost\n{sc.describe()}"
+                    )
+
+
+class FinalityOracle:
+    """Stable means final, checked at every moment: once any peer has delivered an entry at a
+    stable index, no peer ever delivers another entry at that index (a restarted or rejoining
+    peer included). ``app_factory`` gives apps that report every stable batch to the oracle."""
+
+    def __init__(self) -> None:
+        self.delivered: dict[int, tuple[int, str]] = {}
+        self.violations: list[str] = []
+
+    def app_factory(self, **kwargs: Any) -> Callable[[SimNode], SimApp]:
+        oracle = self
+
+        @dataclass
+        class _ObservedApp(HashChainApp):
+            def on_events(self, node: SimNode, events: list[Event]) -> None:
+                oracle.observe(node.peer_id, node.sim.now, events)
+                super().on_events(node, events)
+
+        return _ObservedApp.factory(**kwargs)
+
+    def observe(self, peer: str, now: float, events: list[Event]) -> None:
+        for event in events:
+            if not isinstance(event, EntriesStabilized):
+                continue
+            for index, entry in enumerate(event.entries, start=event.first_index):
+                first = self.delivered.setdefault(index, entry.key)
+                if first != entry.key:
+                    self.violations.append(
+                        f"at {now:.3f} {peer} delivered {entry.key} as stable entry {index},"
+                        f" where {first} had been delivered"
                     )

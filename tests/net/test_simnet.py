@@ -38,6 +38,19 @@ def test_random_run_with_overlapping_faults_ends_with_one_log(seed: int) -> None
     check_agreement(run_scenario(sc), sc)
 
 
+# Seeds of the overlapping-fault generator that undo a stable entry on today's core (a sweep of
+# seeds 0-399 with the oracle of run_scenario on); issue 14 makes stable final. strict: once
+# fixed, they pass and the mark must go.
+UNDONE_TODAY = [73]
+
+
+@pytest.mark.parametrize("seed", UNDONE_TODAY)
+@pytest.mark.xfail(strict=True, reason="issue 14: stable entries undone")
+def test_overlapping_pauses_never_undo_a_stable_entry(seed: int) -> None:
+    sc = make_scenario(seed, chaos=True)
+    check_agreement(run_scenario(sc), sc)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(200, 200 + SLOW_SEEDS))
 def test_random_run_ends_with_one_log_soak(seed: int) -> None:

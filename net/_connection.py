@@ -104,6 +104,10 @@ class Connection:
     def close(self) -> None:
         self.writer.close()
 
+    def unsent(self) -> int:
+        """Bytes written but still held by asyncio (the kernel's buffer is full)."""
+        return int(self.writer.transport.get_write_buffer_size())
+
     def abort(self) -> None:
         """Drop the connection at once, as a network failure would."""
         self.writer.transport.abort()

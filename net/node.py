@@ -9,7 +9,7 @@ called from that loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,9 +17,11 @@ from typing import Any
 from ._faults import DelayedMesh
 from .core import OrderingCore
 from .events import Event, LogEntry, ProtocolViolated
-from .transport import DEFAULT_MAX_FRAME, Hello, Mesh, MeshConfig, MeshListener
+from .transport import CLOSE_GRACE, DEFAULT_MAX_FRAME, Hello, Mesh, MeshConfig, MeshListener
 
 __all__ = ["Node"]
+
+log = logging.getLogger(__name__)
 
 
 class Node:
@@ -59,6 +61,7 @@ class Node:
         )
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
+        self._closed = False
 
     async def async_start(self, host: str, port: int = 0) -> int:
         """Listen on ``host:port`` and start the timers; the port listened on."""
@@ -96,10 +99,16 @@ class Node:
         self._flush()
 
     async def async_close(self) -> None:
+        """Stop the timers and close the mesh; bounded, whatever the network does."""
+        self._closed = True
+        self._wake.set()  # the timer loop ends even if its cancel were swallowed on the way
         if self._timer is not None:
             self._timer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._timer
+            _, pending = await asyncio.wait({self._timer}, timeout=CLOSE_GRACE)
+            if pending:
+                log.warning("closing the node: its timer task did not end")
+            elif not self._timer.cancelled():
+                self._timer.result()  # a timer that failed says so, as it always did
         await self.mesh.async_close()
 
     # --- helpers -------------------------------------------------------------------------------
@@ -124,7 +133,7 @@ class Node:
         self._wake.set()
 
     async def _run_timers(self) -> None:
-        while True:
+        while not self._closed:
             due = self.core.next_timer()
             self._wake.clear()
             if due is None:

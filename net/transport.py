@@ -56,7 +56,7 @@ import contextlib
 import ipaddress
 import itertools
 import logging
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,6 +109,8 @@ _DUPLICATE = "duplicate connection"
 _FRAMES_PER_TURN = 32
 """Frames read from one connection before the other connections get a turn of the loop."""
 _DIAL_TIMEOUT = 2.0
+CLOSE_GRACE = 1.0
+"""Seconds a closing mesh gives its tasks and unsent bytes before it drops them."""
 
 log = logging.getLogger(__name__)
 
@@ -249,22 +251,28 @@ class Mesh:
         return len(link.state.unacked) if link else 0
 
     async def async_close(self) -> None:
-        """Stop listening and dialing, close every connection; the listener hears no more."""
+        """Stop listening and dialing, close every connection; the listener hears no more.
+
+        Bounded: a connection whose unsent bytes cannot drain (a peer that stopped
+        acknowledging, as after a one-way cut) is dropped after ``CLOSE_GRACE`` seconds, and a
+        task that outlives its cancel is reported, never waited for without end."""
         self._closing = True
         if self._server is not None:
             self._server.close()
         # Closing every connection, not only the linked ones, ends every task that reads one,
         # even one whose cancellation asyncio.wait_for swallowed (before Python 3.12).
-        for connection in list(self._connections):
+        connections = list(self._connections)
+        for connection in connections:
             connection.close()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await _cancel_within(set(self._tasks), CLOSE_GRACE, connections)
+        dropped = [c for c in connections if c.unsent()]
+        for connection in dropped:
+            connection.abort()  # else its socket lives on until the peer acknowledges
+        if dropped:
+            await asyncio.sleep(0)  # an abort closes the socket on the loop's next turn
         if self._server is not None:
-            with contextlib.suppress(Exception):
-                await self._server.wait_closed()
+            # From Python 3.12 this waits for every served connection to be closed.
+            await _cancel_within({asyncio.ensure_future(self._server.wait_closed())}, CLOSE_GRACE)
 
     # --- for subclasses (fault injection) ------------------------------------------------------
 
@@ -538,3 +546,27 @@ def _loop_time() -> float:
 def _address_of(writer: asyncio.StreamWriter) -> str:
     peer = writer.get_extra_info("peername")
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "unknown peer"
+
+
+async def _cancel_within(
+    tasks: set[asyncio.Future[Any]], grace: float, connections: Sequence[Connection] = ()
+) -> None:
+    """Cancel ``tasks`` and wait for them at most ``grace`` seconds; if some live on (a cancel
+    swallowed on the way), drop ``connections`` so their reads fail, and give them as long
+    again. Whatever still runs then is logged, not waited for."""
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=grace)
+    if pending:
+        for connection in connections:
+            connection.abort()
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=grace)
+    for task in pending:
+        log.warning("closing the mesh: a task did not end: %r", task)
+    for task in tasks - pending:
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure while closing is not worth a report

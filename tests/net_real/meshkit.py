@@ -28,6 +28,13 @@ class TestMesh(Mesh):
         assert connection is not None
         connection.abort()
 
+    def stop_reading(self, peer: str) -> None:
+        """Read nothing more from ``peer``: its sends pile up unacknowledged, as when a one-way
+        cut drops what we would acknowledge them with."""
+        connection = self._links[peer].connection
+        assert connection is not None
+        connection.writer.transport.pause_reading()
+
     def write_raw(self, peer: str, body: list[Any]) -> None:
         """Write a frame body of our making on the live connection to ``peer``."""
         connection = self._links[peer].connection

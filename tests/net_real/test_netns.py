@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -239,3 +240,54 @@ def test_a_partition_that_heals(lab3: NetLab, tmp_path: Path, seconds: float) ->
     finally:
         for peer in peers:
             peer.stop()
+
+
+def _drop_from(lab: NetLab, host: int, source: int, delete: bool = False) -> None:
+    """Drop, inside ``host``'s namespace, every packet that comes from ``source``: a one-way cut
+    (what ``host`` sends still arrives; nothing of ``source`` gets back)."""
+    if shutil.which("iptables") is None:
+        pytest.skip("iptables is not installed")
+    rule = ["INPUT", "-s", lab.address(source), "-j", "DROP"]
+    action = "-D" if delete else "-A"
+    subprocess.run(
+        [*lab.prefix(host), "iptables", action, *rule], check=True, capture_output=True, text=True
+    )
+
+
+def test_a_peer_excluded_by_a_one_way_cut_comes_back_once_it_heals(
+    lab3: NetLab, tmp_path: Path
+) -> None:
+    """Host 2 hears nothing from host 1 for 20 s (host 1 still hears host 2): host 2 is
+    excluded, and once the cut heals it rejoins and plays on. It used to hang forever in its
+    rejoin, closing the old node."""
+    slow = ["--bot", "hard", "--bot-delay", "0.3"]
+    long = ("--rounds", "20")  # the match outlasts the cut; the test ends it once Cy is back
+    peers = [_host(lab3, tmp_path, "One way", "--players", "3", *long, bot=slow)]
+    try:
+        peers[0].wait_for("hosting")
+        peers.append(_join(lab3, 1, tmp_path, "Bo", "One way", *long, bot=slow))
+        peers.append(_join(lab3, 2, tmp_path, "Cy", "One way", *long, bot=slow))
+        cy_id = peers[2].wait_for("joined")["peer"]
+        peers[2].wait_for("round_started", timeout=30)
+        _drop_from(lab3, 2, 1)
+        try:
+            peers[0].wait_for("peer_gone", timeout=30, peer=cy_id)
+        finally:
+            time.sleep(ONE_WAY_CUT_SECONDS)
+            _drop_from(lab3, 2, 1, delete=True)
+        try:
+            peers[0].wait_for("peer_returned", timeout=30, peer=cy_id)
+            back_in = 1 + max(r["round"] for r in peers[0].events("round_started"))
+            peers[2].wait_for("round_over", timeout=120, round=back_in)
+            peers[0].wait_for("round_over", timeout=30, round=back_in)
+        except AssertionError:
+            print("===== Cy's stderr\n", peers[2].stderr[-6000:])
+            raise
+        _same_hashes(peers)
+    finally:
+        for peer in peers:
+            peer.stop()
+
+
+ONE_WAY_CUT_SECONDS = 17.0
+"""How long the one-way cut lasts after the exclusion (the reported hang: 20 s in all)."""

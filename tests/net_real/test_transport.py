@@ -38,6 +38,30 @@ def test_frames_arrive_once_and_in_order_across_a_dropped_connection() -> None:
     run_meshes(scenario)
 
 
+def test_closing_drops_a_connection_whose_bytes_cannot_drain() -> None:
+    """A peer that stops acknowledging (a one-way cut) must not keep our socket open, nor our
+    close waiting, until TCP gives up minutes later."""
+
+    async def scenario(meshes: Meshes) -> None:
+        a, b = meshes.make("a"), meshes.make("b")
+        port_b = await b.mesh.async_listen("127.0.0.1")
+        a.mesh.connect("b", "127.0.0.1", port_b)
+        await until(lambda: a.connected and b.connected)
+        b.mesh.stop_reading("a")
+        connection = a.mesh._links["b"].connection
+        assert connection is not None
+        for _ in range(20_000):  # far more than the kernel's buffers hold
+            a.mesh.send("b", bytes(4000))
+            if connection.unsent():
+                break
+        assert connection.unsent(), "the kernel took it all: nothing to drain"
+        sock = connection.writer.get_extra_info("socket")
+        await a.mesh.async_close()
+        assert sock.fileno() == -1, "the connection's socket is still open"
+
+    run_meshes(scenario)
+
+
 def test_simultaneous_dials_leave_one_connection_and_both_directions_work() -> None:
     async def scenario(meshes: Meshes) -> None:
         a, b = meshes.make("a"), meshes.make("b")

@@ -9,6 +9,7 @@ import random
 import struct
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import msgpack
@@ -255,6 +256,34 @@ def test_a_log_that_starts_at_a_snapshot_says_which_round_it_joined_at(
     whole = write_records(tmp_path / "whole.nlog", records)
     code, lines, _ = replay_cli(whole, capsys)
     assert code == 0 and not [line for line in lines if line["event"] == "log_starts"]
+
+
+# --- syncing ----------------------------------------------------------------------------------
+
+
+def test_the_peer_puts_its_log_on_the_disk_at_every_rounds_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nerts_lan import matchlog
+    from nerts_lan.advert import LanOptions
+    from nerts_lan.agent import TableAgent
+    from nerts_lan.effects import Post
+    from nerts_lan.replica import RoundEnded
+    from nerts_lan.state import Outcome
+
+    synced: list[int] = []
+    monkeypatch.setattr(matchlog.os, "fsync", synced.append)
+    posted: list[object] = []
+    network = SimpleNamespace(post=posted.append)
+    agent = TableAgent(network, LanOptions("Ann", "ann-1"))  # type: ignore[arg-type]
+    agent._log = MatchLogWriter(tmp_path / "r.nlog")
+    agent._log.entry(*LAST_RECORD[1:])
+
+    agent._run([Post(RoundEnded(Outcome("nerts", "Ann"), {"Red": 3}))])
+
+    assert len(posted) == 1 and len(synced) == 1  # not only when the log is closed
+    assert read_match_log(tmp_path / "r.nlog") == ([LAST_RECORD], None)
+    agent._log.close()
 
 
 # --- helpers ---------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ from .effects import (
 from .lan_events import LobbyView, SeatStatus
 from .matchlog import MatchLogWriter
 from .peer import PeerOptions, TablePeer
+from .replica import RoundEnded
 from .table import TablePhase
 
 __all__ = ["TableAgent"]
@@ -275,6 +276,8 @@ class TableAgent:
 
     def _post(self, event: Any) -> None:
         self.network.post(event)
+        if isinstance(event, RoundEnded) and self._log is not None:
+            self._log.sync()  # a finished round survives a crash of the machine, not only ours
         if isinstance(event, LobbyView):
             self._lobby = event
             self._publish()

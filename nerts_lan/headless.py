@@ -34,13 +34,7 @@ from .bots import LEVELS
 from .browse import TableBrowser
 from .lan_events import LobbyView, SeatStatus
 from .lan_session import LanSession
-from .matchlog import (
-    ReplayedRound,
-    damage_report,
-    data_folder,
-    read_match_log,
-    replay_match_log,
-)
+from .matchlog import ReplayedRound, data_folder, read_match_log, replay_report
 from .replica import RoundEnded
 from .session import (
     EntryIgnored,
@@ -185,22 +179,20 @@ def join(config: JoinConfig) -> int:
 
 
 def run_replay(file: str) -> int:
-    """Replay a match log as JSON lines; a damaged log keeps what came before (exit 1), a file
-    that is not a match log exits 2."""
-    from .actions import MalformedError
-
+    """Replay a match log as JSON lines (``nerts-lan replay --help`` says which); a log that is
+    damaged or holds records that cannot be applied replays everything else and says what it left
+    out, one line each on stderr (exit 1); a file that cannot be read exits 2."""
     records, problem = read_log(file)
-    try:
-        rounds, ended = replay_match_log(records)
-    except (MalformedError, KeyError, TypeError, ValueError, IndexError) as error:
-        rounds, ended = [], None
-        problem = problem or f"the log does not hold together: {error}"
-    for event in [*rounds, *([ended] if ended is not None else [])]:
+    replayed = replay_report(records)
+    if replayed.joined_at is not None:
+        note = f"joined at round {replayed.joined_at}: the log starts from a snapshot"
+        _emit({"event": "log_starts", "round": replayed.joined_at, "note": note})
+    for event in [*replayed.rounds, *([replayed.ended] if replayed.ended is not None else [])]:
         _emit_event(event)
-    if problem is not None:
-        sys.stderr.write(f"nerts-lan replay: error: {damage_report(problem, len(records))}\n")
-        return 1
-    return 0
+    problems = replayed.problems(problem)
+    for line in problems:
+        sys.stderr.write(f"nerts-lan replay: error: {line}\n")
+    return 1 if problems else 0
 
 
 def run_tables(args: argparse.Namespace) -> int:

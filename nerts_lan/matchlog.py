@@ -10,11 +10,20 @@ and the msgpack body:
 - ``["snapshot", stable_index, table_snapshot]`` where a peer that joined late starts.
 
 Reading stops at the first damaged record (cut short by a crash, a flipped byte) and says where:
-every record before it is kept.
+every record before it is kept. A writer that opens a damaged log keeps its good prefix the same
+way: it cuts the file back to the last whole record (setting the bytes it drops aside in
+``NAME.nlog.damaged``) before it appends, so what a restarted peer writes stays readable. The
+writer syncs at every round's end (``sync``) and on close.
+
+Replaying folds the records as the table did (``LogFold``). A record can pass its checksum and
+still not apply: an entry that is not a table command is ignored, as the table ignored it; a
+snapshot that cannot be installed is ignored with the records after it, up to the next snapshot
+that can be. Each such stretch is reported (``Ignored``), and every round folded around it is kept.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 import zlib
@@ -25,33 +34,50 @@ from typing import Any, BinaryIO
 
 import msgpack
 
+from .actions import MalformedError
 from .replica import RoundEnded
-from .session import MatchEnded, RoundStarted
-from .table import TableMachine
+from .session import EntryIgnored, IgnoredKind, MatchEnded, RoundStarted
+from .table import TableEvent, TableMachine, TablePhase
 
 __all__ = [
     "MAGIC",
+    "Ignored",
+    "LogFold",
     "MatchLogWriter",
+    "MatchReplay",
     "ReplayedRound",
     "apply_record",
     "damage_report",
     "data_folder",
     "read_match_log",
     "replay_match_log",
+    "replay_problems",
+    "replay_report",
 ]
+
+log = logging.getLogger(__name__)
 
 MAGIC = b"NERTSLOG1\n"
 _HEADER = struct.Struct(">II")
 _MAX_RECORD = 8 << 20
+_LISTED = 5
+"""How many ignored records a replay names one by one."""
 
 
 class MatchLogWriter:
-    """Appends records; ``sync`` makes what was appended survive a crash."""
+    """Appends records; ``sync`` makes what was appended survive a crash of the machine.
+
+    Opening a log that does not end on a whole record (a crash while writing, a damaged byte)
+    cuts it back to its last whole record first, and says so in ``repaired`` (None when the log
+    was whole) and as a warning of this module's logger."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not path.exists() or path.stat().st_size == 0
         self.path = path
+        self.repaired = _repair(path)
+        if self.repaired is not None:
+            log.warning("%s", self.repaired)
+        fresh = not path.exists() or path.stat().st_size == 0
         self._file: BinaryIO = open(path, "ab")  # noqa: SIM115 - closed in close()
         if fresh:
             self._file.write(MAGIC)
@@ -70,6 +96,7 @@ class MatchLogWriter:
         self._write(["snapshot", stable_index, snapshot])
 
     def sync(self) -> None:
+        """Put what was appended on the disk (at a round's end and on close)."""
         self._file.flush()
         os.fsync(self._file.fileno())
 
@@ -88,29 +115,8 @@ def read_match_log(path: Path) -> tuple[list[list[Any]], str | None]:
     data = path.read_bytes()
     if not data.startswith(MAGIC):
         return [], f"{path} is not a nerts-lan match log (bad header)"
-    records: list[list[Any]] = []
-    offset = len(MAGIC)
-    while offset < len(data):
-        if len(data) - offset < _HEADER.size:
-            return records, f"the log is cut short at byte {offset} (a crash while writing)"
-        length, crc = _HEADER.unpack_from(data, offset)
-        start = offset + _HEADER.size
-        if length > _MAX_RECORD:
-            return records, f"the record at byte {offset} claims {length} bytes: damaged"
-        if start + length > len(data):
-            return records, f"the log is cut short at byte {offset} (a crash while writing)"
-        body = data[start : start + length]
-        if zlib.crc32(body) != crc:
-            return records, f"the record at byte {offset} is damaged (checksum mismatch)"
-        try:
-            record = msgpack.unpackb(body, raw=False, strict_map_key=True, max_ext_len=0)
-        except Exception as error:  # hostile or damaged bytes: several exception types
-            return records, f"the record at byte {offset} cannot be read: {type(error).__name__}"
-        if not _well_formed(record):
-            return records, f"the record at byte {offset} is not a log record"
-        records.append(record)
-        offset = start + length
-    return records, None
+    records, _, problem = _scan(data)
+    return records, problem
 
 
 @dataclass(frozen=True)
@@ -124,32 +130,149 @@ class ReplayedRound:
     caller: str | None
 
 
-def replay_match_log(records: Iterable[list[Any]]) -> tuple[list[ReplayedRound], MatchEnded | None]:
-    """Fold a match log's records as the table did: its rounds and, if it ended, the match."""
-    machine = TableMachine("replay")
+@dataclass(frozen=True)
+class Ignored:
+    """Records a replay could not apply: the first one's index (from 0), how many, and why."""
+
+    first: int
+    count: int
+    reason: str
+
+    def line(self) -> str:
+        """One sentence for a person: the record by its number (from 1), what is wrong."""
+        if self.count == 1:
+            return f"record {self.first + 1} {self.reason}; it was ignored"
+        after = _counted(self.count - 1, "record")
+        return f"record {self.first + 1} {self.reason}; it and the {after} after it were ignored"
+
+
+class LogFold:
+    """A match log's records folded as the table folded them, past what cannot be applied.
+
+    ``fold`` takes the records in order and gives each one's table events. An entry that is not a
+    table command is ignored, as the table ignores it (its events say so). A snapshot that cannot
+    be installed is ignored with every record after it up to the next snapshot that can be: they
+    were folded from its state, which is lost. ``machine`` is the table so far (a new one after
+    each snapshot); ``ignored`` what was left out; ``joined_at`` the round a log that starts at a
+    snapshot starts in (None when it holds the match from its lobby)."""
+
+    def __init__(self, local_peer: str = "replay") -> None:
+        self.machine = TableMachine(local_peer)
+        self.ignored: list[Ignored] = []
+        self.joined_at: int | None = None
+        self._index = 0
+        self._started = False  # a record that carries the table was folded
+        self._lost = False  # after a snapshot that could not be installed
+
+    @property
+    def folded(self) -> int:
+        """How many records were given to ``fold``."""
+        return self._index
+
+    def fold(self, record: list[Any]) -> list[TableEvent]:
+        """Fold the next record; the table's events (none for a record that was ignored)."""
+        index = self._index
+        self._index += 1
+        if record[0] == "snapshot":
+            return self._install(index, record)
+        if self._lost:
+            last = self.ignored[-1]
+            self.ignored[-1] = Ignored(last.first, last.count + 1, last.reason)
+            return []
+        try:
+            self.machine = apply_record(self.machine, record)
+        except (MalformedError, KeyError, TypeError, ValueError, IndexError) as error:
+            why = f"({_described(record)}) cannot be applied: {error}"
+            self.ignored.append(Ignored(index, 1, why))
+            return []
+        self._started = self._started or record[0] == "entry"
+        events = self.machine.take_events()
+        for event in events:
+            if isinstance(event, EntryIgnored) and event.kind is IgnoredKind.MALFORMED:
+                why = f"({_described(record)}) is not a table command: {event.reason}"
+                self.ignored.append(Ignored(index, 1, why))
+        return events
+
+    def _install(self, index: int, record: list[Any]) -> list[TableEvent]:
+        try:
+            machine = apply_record(self.machine, record)
+        except (MalformedError, KeyError, TypeError, ValueError, IndexError) as error:
+            self.ignored.append(Ignored(index, 1, f"(a snapshot) cannot be installed: {error}"))
+            self._lost = True
+            return []
+        if not self._started:
+            self.joined_at = _first_round_seen(machine)
+        self.machine, self._started, self._lost = machine, True, False
+        return machine.take_events()
+
+
+@dataclass(frozen=True)
+class MatchReplay:
+    """What a match log replays to: its rounds, the match's end if it holds it, where it starts
+    and what it had to leave out."""
+
+    rounds: list[ReplayedRound]
+    ended: MatchEnded | None
+    joined_at: int | None
+    ignored: list[Ignored]
+    records: int
+
+    def problems(self, reading: str | None = None) -> list[str]:
+        """One line per thing wrong with the log (``reading``: what ``read_match_log`` said about
+        its end), empty when it replayed whole."""
+        return replay_problems(self.ignored, self.records, len(self.rounds), reading)
+
+
+def replay_problems(
+    ignored: list[Ignored], records: int, rounds: int, reading: str | None = None
+) -> list[str]:
+    """What a replay says about a log it could not replay whole, one line each: the records it
+    ignored (the first few by number), how many, and where the log stops short (``reading``)."""
+    lines = [stretch.line() for stretch in ignored[:_LISTED]]
+    if len(ignored) > _LISTED:
+        lines.append(f"and {len(ignored) - _LISTED} more records that could not be applied")
+    if ignored:
+        left = sum(stretch.count for stretch in ignored)
+        lines.append(
+            f"{left} of the {records} records were ignored; the replay keeps the "
+            f"{_counted(rounds, 'round')} folded around them"
+        )
+    if reading is not None:
+        lines.append(damage_report(reading, records))
+    return lines
+
+
+def replay_report(records: Iterable[list[Any]]) -> MatchReplay:
+    """Fold a match log's records as the table did: its rounds, the match's end if the log holds
+    it, the round it joined at and the records it ignored."""
+    fold = LogFold()
     rounds: list[ReplayedRound] = []
     ended: MatchEnded | None = None
     number = 0
     for record in records:
-        after = apply_record(machine, record)
-        if after is not machine:
-            machine, number = after, after.round_number
-        for event in machine.take_events():
+        before = fold.machine
+        events = fold.fold(record)
+        if fold.machine is not before:
+            number = fold.machine.round_number
+        for event in events:
             if isinstance(event, RoundStarted):
                 number = event.number
             elif isinstance(event, RoundEnded):
+                outcome = event.outcome
+                digest = event.digest.hex()
                 rounds.append(
-                    ReplayedRound(
-                        number,
-                        event.scores,
-                        event.digest.hex(),
-                        event.outcome.ending,
-                        event.outcome.caller,
-                    )
+                    ReplayedRound(number, event.scores, digest, outcome.ending, outcome.caller)
                 )
             elif isinstance(event, MatchEnded):
                 ended = event
-    return rounds, ended
+    return MatchReplay(rounds, ended, fold.joined_at, fold.ignored, fold.folded)
+
+
+def replay_match_log(records: Iterable[list[Any]]) -> tuple[list[ReplayedRound], MatchEnded | None]:
+    """Fold a match log's records as the table did: its rounds and, if it ended, the match
+    (``replay_report`` also says what it ignored)."""
+    replayed = replay_report(records)
+    return replayed.rounds, replayed.ended
 
 
 def apply_record(machine: TableMachine, record: list[Any]) -> TableMachine:
@@ -175,6 +298,99 @@ def apply_record(machine: TableMachine, record: list[Any]) -> TableMachine:
 def damage_report(problem: str, kept: int) -> str:
     """What a replay says about a damaged log (the command line and the window alike)."""
     return f"{problem}; the {kept} records before it were replayed"
+
+
+def _counted(count: int, thing: str) -> str:
+    return f"{count} {thing}" if count == 1 else f"{count} {thing}s"
+
+
+def _described(record: list[Any]) -> str:
+    if record[0] == "entry":
+        return f"an entry by {record[2]}"
+    if record[0] == "member":
+        return f"{record[2]} {record[1]}"
+    return "a snapshot"
+
+
+def _first_round_seen(machine: TableMachine) -> int | None:
+    """The round a log that starts from this snapshot starts in (None: it holds every round)."""
+    if machine.phase is TablePhase.PLAYING:
+        return machine.round_number
+    after = machine.round_number + 1
+    return after if after > 1 else None
+
+
+def _scan(data: bytes) -> tuple[list[list[Any]], int, str | None]:
+    """The whole records after the header, the byte where they end, and what is wrong there."""
+    records: list[list[Any]] = []
+    offset = len(MAGIC)
+    while offset < len(data):
+        if len(data) - offset < _HEADER.size:
+            return records, offset, f"the log is cut short at byte {offset} (a crash while writing)"
+        length, crc = _HEADER.unpack_from(data, offset)
+        start = offset + _HEADER.size
+        if length > _MAX_RECORD:
+            return records, offset, f"the record at byte {offset} claims {length} bytes: damaged"
+        if start + length > len(data):
+            return records, offset, f"the log is cut short at byte {offset} (a crash while writing)"
+        body = data[start : start + length]
+        if zlib.crc32(body) != crc:
+            return records, offset, f"the record at byte {offset} is damaged (checksum mismatch)"
+        try:
+            record = msgpack.unpackb(body, raw=False, strict_map_key=True, max_ext_len=0)
+        except Exception as error:  # hostile or damaged bytes: several exception types
+            problem = f"the record at byte {offset} cannot be read: {type(error).__name__}"
+            return records, offset, problem
+        if not _well_formed(record):
+            return records, offset, f"the record at byte {offset} is not a log record"
+        records.append(record)
+        offset = start + length
+    return records, offset, None
+
+
+def _repair(path: Path) -> str | None:
+    """Cut a log back to its last whole record before appending to it (what follows a damaged
+    record could never be read); what was done, or None when the log was whole or absent.
+
+    Cutting keeps one file per table and peer that reads end to end, where a second file would
+    need every reader to chain them. The dropped bytes go to ``NAME.nlog.damaged``: a torn tail
+    is a few bytes of nothing, but a flipped byte in the middle drops whole records, and those
+    are kept for whoever wants to look."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    if not data or data == MAGIC:
+        return None
+    if not data.startswith(MAGIC):
+        if MAGIC.startswith(data):  # a crash while writing the header: nothing to keep
+            path.write_bytes(b"")
+            return f"the match log {path} was cut short in its header: started it again"
+        aside = _set_aside(path, data)
+        path.write_bytes(b"")
+        return f"{path} was not a nerts-lan match log: moved it to {aside}, started a new log"
+    records, end, problem = _scan(data)
+    if problem is None:
+        return None
+    aside = _set_aside(path, data[end:])
+    with path.open("r+b") as file:
+        file.truncate(end)
+        file.flush()
+        os.fsync(file.fileno())
+    return (
+        f"the match log {path} was damaged ({problem}): kept its {len(records)} whole records, "
+        f"cut off the {len(data) - end} bytes after them (kept in {aside}) and went on from there"
+    )
+
+
+def _set_aside(path: Path, data: bytes) -> Path:
+    aside = path.with_name(path.name + ".damaged")
+    number = 1
+    while aside.exists():
+        number += 1
+        aside = path.with_name(f"{path.name}.damaged-{number}")
+    aside.write_bytes(data)
+    return aside
 
 
 def _well_formed(record: Any) -> bool:

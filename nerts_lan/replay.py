@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from .actions import Action, MalformedError
+from .actions import Action
 from .engine import RejectionKind, State, Table
-from .matchlog import apply_record, damage_report
+from .matchlog import Ignored, LogFold, replay_problems
 from .replica import ActionApplied, ActionRejected, RoundEnded
 from .scoring import Match
 from .session import MatchEnded, RoundStarted, SessionEvent
@@ -59,22 +59,19 @@ class ReplayRound:
     match_ended: MatchEnded | None = None
 
 
-def fold_rounds(records: Iterable[list[Any]]) -> tuple[list[ReplayRound], int | None, str | None]:
-    """The rounds of a log's records; if a record does not fit, its index and why (the rounds
-    keep everything before it)."""
-    machine = TableMachine(REPLAY_PEER)
+def fold_rounds(records: Iterable[list[Any]]) -> tuple[list[ReplayRound], list[Ignored]]:
+    """The rounds of a log's records, and the records that could not be applied (the rounds
+    keep everything around them: see ``matchlog.LogFold``)."""
+    fold = LogFold(REPLAY_PEER)
     builder = _Builder()
-    for index, record in enumerate(records):
-        try:
-            after = apply_record(machine, record)
-        except (MalformedError, KeyError, TypeError, ValueError, IndexError) as error:
-            return builder.rounds(), index, f"the log does not hold together: {error}"
-        if after is not machine:
-            machine = after
-            builder.snapshot(machine)
-        for event in machine.take_events():
-            builder.event(machine, event)
-    return builder.rounds(), None, None
+    for record in records:
+        before = fold.machine
+        events = fold.fold(record)
+        if fold.machine is not before:
+            builder.snapshot(fold.machine)
+        for event in events:
+            builder.event(fold.machine, event)
+    return builder.rounds(), fold.ignored
 
 
 def writer_of(path: Path, records: Iterable[list[Any]]) -> str | None:
@@ -129,12 +126,9 @@ class ReplaySession:
     ) -> ReplaySession:
         """The replay of a log's records (``problem``: what ``read_match_log`` found wrong after
         them); ``ValueError`` when no round was dealt."""
-        rounds, stop, unfit = fold_rounds(records)
-        if unfit is not None and stop is not None:
-            problem, kept = unfit, stop
-        else:
-            kept = len(records)
-        notice = damage_report(problem, kept) if problem is not None else None
+        rounds, ignored = fold_rounds(records)
+        problems = replay_problems(ignored, len(records), len(rounds), problem)
+        notice = "; ".join(problems) if problems else None
         viewer_team = None
         if rounds and writer is not None and writer in rounds[0].owners:
             viewer_team = rounds[0].table.team_of(rounds[0].owners[writer])

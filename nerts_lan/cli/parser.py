@@ -222,7 +222,15 @@ def _add_replay_options(parser: argparse.ArgumentParser) -> None:
         f"{PACE:g} s at 1x (the log holds no wall time); speeds "
         f"{', '.join(f'{s}x' for s in SPEEDS)}. "
         "Keys: Space play/pause, Right one action, N/P next/previous round, Up/Down speed, "
-        "Esc leave. A damaged log replays everything before the damage."
+        "Esc leave. A damaged log replays everything it can: a log cut short replays the records "
+        "before the cut; a record that passes its checksum but cannot be applied (an entry that "
+        "is not a table command, a snapshot that cannot be installed, with the records after it "
+        "up to the next snapshot) is ignored and named by its number. "
+        "With --headless it prints JSON lines: log_starts (round, note: a log that starts from a "
+        "snapshot, written by a peer that joined at that round), round_over (round, scores, "
+        "state_hash, ending, caller), match_over (totals, winner, differences). "
+        "Exit status: 0 the whole log replayed; 1 it replayed what it could and standard error "
+        "says, one line each, what it left out and why; 2 the file cannot be read."
     )
     parser.add_argument("file", help="a match log (from the logs folder of the data folder)")
     parser.add_argument(

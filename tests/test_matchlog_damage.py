@@ -1,0 +1,310 @@
+"""Damaged match logs: a writer that opens a torn log keeps its good prefix, and a replay that
+meets records it cannot apply keeps every round around them and says which it left out."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import struct
+import zlib
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import msgpack
+import pytest
+
+from nerts_lan.cli import main
+from nerts_lan.matchlog import (
+    MAGIC,
+    MatchLogWriter,
+    apply_record,
+    read_match_log,
+    replay_match_log,
+)
+from nerts_lan.replay import ReplaySession
+from nerts_lan.table import TableMachine
+from tests.test_replay import simulated_match
+
+LAST_RECORD = ["entry", 10**6, "p01", {"k": "act", "r": 99, "a": {"by": "p01", "do": "flip"}}]
+"""A record written after the damage (as a restarted peer would append)."""
+
+
+def write_records(path: Path, records: list[list[Any]]) -> Path:
+    """A log file of exactly these records, each with a good checksum."""
+    path.unlink(missing_ok=True)
+    writer = MatchLogWriter(path)
+    for kind, *rest in records:
+        {"entry": writer.entry, "member": writer.member, "snapshot": writer.snapshot}[kind](*rest)
+    writer.close()
+    return path
+
+
+def append_after_restart(path: Path) -> MatchLogWriter:
+    """What a restarted peer does: open the log again and append to it."""
+    writer = MatchLogWriter(path)
+    writer.entry(*LAST_RECORD[1:])
+    writer.close()
+    return writer
+
+
+def replay_cli(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict], str]:
+    code = main(["replay", str(path), "--headless"])
+    out = capsys.readouterr()
+    return code, [json.loads(line) for line in out.out.splitlines()], out.err
+
+
+def round_hashes(lines: list[dict]) -> dict[int, str]:
+    return {line["round"]: line["state_hash"] for line in lines if line["event"] == "round_over"}
+
+
+def first_records(count: int = 40) -> list[list[Any]]:
+    return simulated_match()[0][:count]
+
+
+# --- a torn tail -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cut", [1, 2, 5, 7, 8, 9, 20])
+def test_a_log_torn_by_a_few_bytes_keeps_its_whole_records_and_what_comes_after(
+    tmp_path: Path, cut: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    records = first_records()
+    path = write_records(tmp_path / "t.nlog", records)
+    size = path.stat().st_size
+    path.write_bytes(path.read_bytes()[: size - cut])  # a crash while writing the last record
+
+    with caplog.at_level(logging.WARNING, logger="nerts_lan.matchlog"):
+        writer = append_after_restart(path)
+
+    kept, problem = read_match_log(path)
+    assert problem is None
+    assert kept == [*records[:-1], LAST_RECORD]  # the torn record goes, all else stays
+    assert writer.repaired is not None and "damaged" in writer.repaired
+    assert "kept its 39 whole records" in writer.repaired
+    assert [r.message for r in caplog.records] == [writer.repaired]
+    assert (tmp_path / "t.nlog.damaged").stat().st_size == size - cut - _end_of(records[:-1])
+
+
+def test_a_garbage_tail_is_cut_off_and_set_aside(tmp_path: Path) -> None:
+    records = first_records()
+    path = write_records(tmp_path / "g.nlog", records)
+    garbage = random.Random(7).randbytes(300)
+    path.write_bytes(path.read_bytes() + garbage)
+
+    writer = append_after_restart(path)
+
+    assert read_match_log(path) == ([*records, LAST_RECORD], None)
+    assert writer.repaired is not None
+    assert (tmp_path / "g.nlog.damaged").read_bytes() == garbage
+
+
+def test_a_whole_log_is_appended_to_untouched(tmp_path: Path) -> None:
+    records = first_records()
+    path = write_records(tmp_path / "w.nlog", records)
+    writer = append_after_restart(path)
+    assert writer.repaired is None and not (tmp_path / "w.nlog.damaged").exists()
+    assert read_match_log(path) == ([*records, LAST_RECORD], None)
+
+
+def test_a_torn_header_starts_the_log_again_and_a_foreign_file_is_set_aside(
+    tmp_path: Path,
+) -> None:
+    torn = tmp_path / "torn.nlog"
+    torn.write_bytes(MAGIC[:4])  # the crash came while the header was written
+    assert append_after_restart(torn).repaired is not None
+    assert read_match_log(torn) == ([LAST_RECORD], None)
+
+    foreign = tmp_path / "foreign.nlog"
+    foreign.write_bytes(b"somebody's notes, not a log")
+    writer = append_after_restart(foreign)
+    assert writer.repaired is not None and "not a nerts-lan match log" in writer.repaired
+    assert read_match_log(foreign) == ([LAST_RECORD], None)
+    assert (tmp_path / "foreign.nlog.damaged").read_bytes() == b"somebody's notes, not a log"
+
+
+# --- records that pass their checksum but cannot be applied -------------------------------------
+
+
+def test_an_entry_that_is_not_a_table_command_is_named_and_the_rest_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, hashes = simulated_match()
+    bad = len(records) // 2
+    damaged = [*records[:bad], ["entry", 5, "p00", {"k": "nonsense"}], *records[bad:]]
+    path = write_records(tmp_path / "e.nlog", damaged)
+
+    code, lines, err = replay_cli(path, capsys)
+
+    assert round_hashes(lines) == hashes  # the table ignored it, as it would have when playing
+    assert code == 1
+    assert f"record {bad + 1} (an entry by p00) is not a table command" in err
+    assert f"1 of the {len(damaged)} records were ignored" in err
+    assert "Traceback" not in err
+
+
+def test_a_broken_deal_keeps_the_rounds_before_it_and_names_the_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, hashes = simulated_match()
+    reveals = [i for i, r in enumerate(records) if r[0] == "entry" and r[3].get("k") == "reveal"]
+    round_2 = next(i for i in reveals if records[i][3].get("r") == 2)
+    damaged = list(records)
+    damaged[round_2] = ["entry", *records[round_2][1:3], {"k": "reveal", "r": 2, "n": 12345}]
+    path = write_records(tmp_path / "deal.nlog", damaged)
+
+    code, lines, err = replay_cli(path, capsys)
+
+    assert code == 1 and f"record {round_2 + 1} (an entry by " in err
+    assert round_hashes(lines)[1] == hashes[1]  # the round folded before the bad record
+    assert "Traceback" not in err
+
+
+def _bad_snapshot_log(folder: Path, after: list[list[Any]] | None = None) -> tuple[Path, int]:
+    """The match's first round and a bit of round 2, then a snapshot that cannot be installed,
+    then the rest of the match (or ``after``); the log and the bad record's index."""
+    records, _ = simulated_match()
+    acts = [i for i, r in enumerate(records) if r[0] == "entry" and r[3].get("k") == "act"]
+    cut = next(i for i in acts if records[i][3]["r"] == 2) + 3
+    broken = ["snapshot", cut, {"phase": "playing", "round": "two"}]
+    rest = records[cut:] if after is None else after
+    return write_records(folder / "s.nlog", [*records[:cut], broken, *rest]), cut
+
+
+def test_a_snapshot_that_cannot_be_installed_keeps_the_rounds_before_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, hashes = simulated_match()
+    path, bad = _bad_snapshot_log(tmp_path)
+    total = len(records) + 1
+
+    code, lines, err = replay_cli(path, capsys)
+
+    assert code == 1
+    assert round_hashes(lines) == {1: hashes[1]}
+    assert f"record {bad + 1} (a snapshot) cannot be installed" in err
+    assert f"it and the {total - bad - 1} records after it were ignored" in err
+    assert f"{total - bad} of the {total} records were ignored" in err
+    assert f"the {total} records before it" not in err and "Traceback" not in err
+
+    session = ReplaySession.from_records(read_match_log(path)[0])  # the window keeps round 1
+    assert session.notice is not None and f"record {bad + 1}" in session.notice
+    assert session.last_round_number == 2  # the part of round 2 before the snapshot
+
+
+def test_replay_goes_on_from_the_next_snapshot_that_can_be_installed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, hashes = simulated_match()
+    starts = [i for i, r in enumerate(records) if r[0] == "entry" and r[3].get("k") == "reveal"]
+    in_round_3 = [i for i in starts if records[i][3]["r"] == 3][-1] + 1
+    machine = TableMachine("someone")
+    for record in records[:in_round_3]:
+        machine = apply_record(machine, record)
+    good = ["snapshot", in_round_3, machine.snapshot()]
+    path, bad = _bad_snapshot_log(tmp_path, [good, *records[in_round_3:]])
+
+    code, lines, err = replay_cli(path, capsys)
+
+    assert code == 1 and f"record {bad + 1} (a snapshot) cannot be installed" in err
+    assert round_hashes(lines) == {n: h for n, h in hashes.items() if n != 2}
+
+
+def test_hostile_records_with_good_checksums_never_raise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, _ = simulated_match()
+    chance = random.Random(13)
+    for trial in range(40):
+        damaged = [list(r) for r in records]
+        for _ in range(3):
+            index = chance.randrange(len(damaged))
+            damaged[index] = _mangled(damaged[index], chance)
+        path = write_records(tmp_path / f"h{trial}.nlog", damaged)
+        code, _, err = replay_cli(path, capsys)
+        assert code in (0, 1) and "Traceback" not in err
+        if replay_match_log(damaged)[0]:
+            ReplaySession.from_records(damaged)
+
+
+# --- where a log starts ----------------------------------------------------------------------
+
+
+def test_a_log_that_starts_at_a_snapshot_says_which_round_it_joined_at(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, hashes = simulated_match()
+    acts = [i for i, r in enumerate(records) if r[0] == "entry" and r[3].get("k") == "act"]
+    middle = [i for i in acts if records[i][3]["r"] == 2][5]
+    machine = TableMachine("someone")
+    for record in records[:middle]:
+        machine = apply_record(machine, record)
+    path = write_records(tmp_path / "late.nlog", [["snapshot", middle, machine.snapshot()]])
+    with path.open("ab") as file:  # the rest, as the late joiner wrote it
+        for record in records[middle:]:
+            body = msgpack.packb(record, use_bin_type=True)
+            file.write(struct.pack(">II", len(body), zlib.crc32(body)) + body)
+
+    code, lines, err = replay_cli(path, capsys)
+
+    assert code == 0, err
+    assert lines[0]["event"] == "log_starts" and lines[0]["round"] == 2
+    assert "joined at round 2" in lines[0]["note"]
+    assert round_hashes(lines) == {n: h for n, h in hashes.items() if n >= 2}
+
+    whole = write_records(tmp_path / "whole.nlog", records)
+    code, lines, _ = replay_cli(whole, capsys)
+    assert code == 0 and not [line for line in lines if line["event"] == "log_starts"]
+
+
+# --- syncing ----------------------------------------------------------------------------------
+
+
+def test_the_peer_puts_its_log_on_the_disk_at_every_rounds_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nerts_lan import matchlog
+    from nerts_lan.advert import LanOptions
+    from nerts_lan.agent import TableAgent
+    from nerts_lan.effects import Post
+    from nerts_lan.replica import RoundEnded
+    from nerts_lan.state import Outcome
+
+    synced: list[int] = []
+    monkeypatch.setattr(matchlog.os, "fsync", synced.append)
+    posted: list[object] = []
+    network = SimpleNamespace(post=posted.append)
+    agent = TableAgent(network, LanOptions("Ann", "ann-1"))  # type: ignore[arg-type]
+    agent._log = MatchLogWriter(tmp_path / "r.nlog")
+    agent._log.entry(*LAST_RECORD[1:])
+
+    agent._run([Post(RoundEnded(Outcome("nerts", "Ann"), {"Red": 3}))])
+
+    assert len(posted) == 1 and len(synced) == 1  # not only when the log is closed
+    assert read_match_log(tmp_path / "r.nlog") == ([LAST_RECORD], None)
+    agent._log.close()
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _end_of(records: list[list[Any]]) -> int:
+    """The size of a log holding these records."""
+    return len(MAGIC) + sum(8 + len(msgpack.packb(r, use_bin_type=True)) for r in records)
+
+
+def _mangled(record: list[Any], chance: random.Random) -> list[Any]:
+    """A well-formed record whose body is hostile: wrong types, missing or extra fields."""
+    junk: list[Any] = [None, -1, 2**62, "x" * 50, [], {}, [1, [2, [3]]], {"k": None}, b"\x00"]
+    if record[0] == "snapshot" or chance.random() < 0.2:
+        snapshot = TableMachine("x").snapshot() if record[0] != "snapshot" else dict(record[2])
+        key = chance.choice(sorted(snapshot))
+        snapshot[key] = chance.choice(junk)
+        return ["snapshot", 1, snapshot]
+    if record[0] == "member":
+        return ["member", chance.choice(["joined", "returned", "gone"]), chance.choice(["", "?"])]
+    payload = dict(record[3])
+    key = chance.choice(sorted(payload))
+    payload[key] = chance.choice(junk)
+    return ["entry", record[1], record[2], payload]

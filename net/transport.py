@@ -109,6 +109,9 @@ _DUPLICATE = "duplicate connection"
 _FRAMES_PER_TURN = 32
 """Frames read from one connection before the other connections get a turn of the loop."""
 _DIAL_TIMEOUT = 2.0
+_BACKLOG = 16
+"""Connections the kernel holds for us to accept, and that we accept at one turn of the loop:
+under a flood, at most that many descriptors more than the stranger pool, until we close them."""
 
 log = logging.getLogger(__name__)
 _Link = MeshLink  # the name net._faults knows it by
@@ -146,7 +149,7 @@ class Mesh:
 
     async def async_listen(self, host: str, port: int = 0) -> int:
         """Accept connections on ``host:port`` (0 picks a free port); the port."""
-        self._server = await asyncio.start_server(self._serve, host, port)
+        self._server = await asyncio.start_server(self._serve, host, port, backlog=_BACKLOG)
         self.port = self._server.sockets[0].getsockname()[1]
         self._listen = (host, self.port)
         return self.port

@@ -20,10 +20,12 @@ and so does a payload the application rejects: the ordered frames are never dist
 pointer update.
 
 A table may have a code (``MeshConfig.table_code``), shown on the host's screen and typed by the
-others. A connection to a coded table adds, after the hellos, a SPAKE2 exchange (one message each
-way), so knowing the code is proven without a captured connection allowing an offline search for
-it, and then a key confirmation from each side, dialer first. Both the confirmations and the keys
-are bound to both hellos (table id, peer ids, incarnations, resume numbers, listening addresses),
+others. At a coded table the listener answers the dialer's hello with a veiled one (protocol,
+table and scheme only: who listens there, under what name and where is no business of someone
+who has not proven the code), then a SPAKE2 exchange (one message each way) follows, so knowing
+the code is proven without a captured connection allowing an offline search for it, and then a
+key confirmation from each side, dialer first; the listener's whole hello comes last, as the
+first tagged frame. The confirmations and the keys are bound to both hellos sent in the clear,
 so no unauthenticated hello field can be altered or spliced from another table. From then on every
 frame, both ways, ends with a 16-byte HMAC-SHA256 tag over a frame counter (implicit: both ends
 count) and the frame body, under a key of this connection and this direction (the length prefix
@@ -32,9 +34,24 @@ closes the connection (the link dials again and the numbered frames are resent, 
 lost). Keys are fresh per connection, so frames recorded on one connection are worthless on
 another. A peer with a code and one without never link, each side saying why. Online guessing is
 slowed: every failed code check costs ``MeshConfig.wrong_code_delay`` seconds during which this
-mesh checks no other code, whatever number of connections the guesser opens. The key exchange is
-pure-Python curve arithmetic, some 5 to 10 ms of CPU a step at each end, run off the event loop.
-Tables without a code run the original protocol byte for byte.
+mesh checks no other code from that source address, whatever number of connections the guesser
+opens (other addresses, a joiner or a returning member, are not held back). The key exchange is
+pure-Python curve arithmetic, some 5 to 10 ms of CPU a step at each end, run off the event loop,
+and one address may start only so many (``MeshConfig.handshake_burst``, then
+``handshakes_per_second``). No refusal is authenticated, so "wrong table code" is believed only
+in answer to our key confirmation: sent earlier, it is a stranger's forgery and the link dials
+again. Tables without a code run the original protocol, plus an acknowledgement the dialer
+writes as soon as it is linked.
+
+Strangers are bounded. A connection we accept is a stranger's until it turns out to be from a
+peer the application dialed or wrote to: strangers hold at most ``MeshConfig.max_strangers``
+connections (the oldest gives way to a newcomer) and ``max_strangers_per_address`` from one
+address (one more is closed at once), and each must finish its handshake and, if its peer id is
+new to us, send its first frame within ``stranger_timeout`` seconds, before which it is not
+linked (so idle hellos never reach the application). A returning member names a known peer id
+in its hello and is not displaced by newcomers meanwhile. On every link, a frame once begun must
+arrive within ``frame_timeout`` seconds (a trickled or stalled frame closes the connection);
+between frames a link may stay silent as long as it likes.
 
 Every connection may send us at most so many frames and bytes a second (``RateLimits``, token
 buckets with a burst): over it we stop reading from that connection until the bucket refills, so

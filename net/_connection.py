@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import logging
 import socket
+import time
+from collections.abc import Sequence
 from typing import Any
 
 import spake2  # type: ignore[import-untyped]
@@ -30,16 +33,22 @@ from ._handshake import (
     KEY_EXCHANGE_SIZE,
     TAG_SIZE,
     WRONG_CODE,
-    CodeCheckGate,
     FrameTags,
     SessionKeys,
     parse_handshake_frame,
 )
+from ._strangers import SourceGate
 
-__all__ = ["Connection", "authenticate"]
+__all__ = ["Connection", "authenticate", "cancel_within"]
+
+log = logging.getLogger("net.transport")  # closing is the mesh's story
 
 _MAX_ITEMS = 64
 """Most items in one array or map of a frame body (ours have a few)."""
+FRAME_TIMEOUT = 30.0
+"""Seconds a frame may take to arrive once its first byte has: the largest (4 MiB) over a slow
+Wi-Fi takes a few. A peer that trickles a frame, or stops in the middle of one, is cut off;
+between frames a link may stay silent as long as it likes."""
 
 
 class Connection:
@@ -51,16 +60,25 @@ class Connection:
         writer: asyncio.StreamWriter,
         who: str,
         max_frame: int,
+        frame_timeout: float = FRAME_TIMEOUT,
     ) -> None:
         self.reader = reader
         self.writer = writer
         self.who = who
         self.max_frame = max_frame
+        self.frame_timeout = frame_timeout
+        self.timed_out = False
+        """A deadline dropped this connection."""
+        self._frame_began: float | None = None
+        self._watchdog: asyncio.TimerHandle | None = None
         self.limits = UnpackLimits(max_frame, max_frame, _MAX_ITEMS, _MAX_ITEMS)
         self.outgoing_tags: FrameTags | None = None
         """The tags of what we write, once authenticated."""
         self.incoming_tags: FrameTags | None = None
         """The tags of what the other end writes, once authenticated."""
+        peer = writer.get_extra_info("peername")
+        self.address = str(peer[0]) if isinstance(peer, tuple) else "unknown"
+        """The other end's IP address: what strangers are charged to."""
         sock = writer.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -77,15 +95,49 @@ class Connection:
         return data
 
     async def read_raw(self) -> bytes:
-        """The body of the next frame, its tag checked on an authenticated connection."""
-        header = await self.reader.readexactly(HEADER.size)
-        (length,) = HEADER.unpack(header)
-        tags = self.incoming_tags
-        limit = self.max_frame if tags is None else self.max_frame + TAG_SIZE
-        if length > limit:
-            raise Broken(f"frame of {length} bytes from {self.who} is over the {limit} byte limit")
-        raw = await self.reader.readexactly(length)
+        """The body of the next frame, its tag checked on an authenticated connection; ``Broken``
+        if the frame, once begun, takes over ``frame_timeout`` seconds to arrive."""
+        first = await self.reader.readexactly(1)  # waiting for a frame: no time limit
+        # Not a timer per frame (thousands a second): a watchdog looks at when this one began.
+        self._frame_began = time.monotonic()
+        if self._watchdog is None:
+            self._watch()
+        try:
+            (length,) = HEADER.unpack(first + await self.reader.readexactly(HEADER.size - 1))
+            tags = self.incoming_tags
+            limit = self.max_frame if tags is None else self.max_frame + TAG_SIZE
+            if length > limit:
+                who = self.who
+                raise Broken(f"frame of {length} bytes from {who} is over the {limit} byte limit")
+            raw = await self.reader.readexactly(length)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            if self.timed_out:
+                late = f"a frame from {self.who} took over {self.frame_timeout:g} s"
+                raise Broken(late) from None
+            raise
+        finally:
+            self._frame_began = None
         return raw if tags is None else tags.check(raw, self.who)
+
+    def deadline(self, seconds: float) -> asyncio.TimerHandle:
+        """Drop the connection in ``seconds`` (setting ``timed_out``) unless the handle returned
+        is cancelled first: a read waiting then fails at once."""
+        return asyncio.get_running_loop().call_later(seconds, self._time_out)
+
+    def _watch(self) -> None:
+        """Every quarter of ``frame_timeout``: drop the connection if a frame began too long ago."""
+        began = self._frame_began
+        if began is not None and time.monotonic() - began > self.frame_timeout:
+            self._time_out()
+        if self.is_closing():
+            self._watchdog = None
+        else:
+            loop = asyncio.get_running_loop()
+            self._watchdog = loop.call_later(self.frame_timeout / 4, self._watch)
+
+    def _time_out(self) -> None:
+        self.timed_out = True
+        self.abort()
 
     async def read_handshake_raw(self) -> bytes:
         """The next (untagged) frame of the handshake, within the handshake's time limit."""
@@ -102,6 +154,7 @@ class Connection:
         return self.writer.is_closing()
 
     def close(self) -> None:
+        self._stop_watching()
         self.writer.close()
 
     def unsent(self) -> int:
@@ -110,19 +163,28 @@ class Connection:
 
     def abort(self) -> None:
         """Drop the connection at once, as a network failure would."""
+        self._stop_watching()
         self.writer.transport.abort()
 
-    async def read_handshake_frame(self, kind: int, size: int) -> bytes:
-        """The payload of the next handshake frame, of ``kind`` and ``size`` bytes."""
+    def _stop_watching(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+
+    async def read_handshake_frame(
+        self, kind: int, size: int, believed: tuple[str, ...] = ()
+    ) -> bytes:
+        """The payload of the next handshake frame, of ``kind`` and ``size`` bytes (a code
+        refusal in its place is reported bare only if in ``believed``)."""
         body = self.decode(await self.read_handshake_raw())
-        return parse_handshake_frame(body, self.who, kind, size)
+        return parse_handshake_frame(body, self.who, kind, size, believed)
 
 
 async def authenticate(
     connection: Connection,
     code: str,
     table: str,
-    gate: CodeCheckGate,
+    gate: SourceGate,
     dialed: bool,
     hellos: tuple[bytes, bytes],
 ) -> None:
@@ -150,7 +212,7 @@ async def authenticate(
     connection.incoming_tags = FrameTags(keys.incoming)
 
 
-async def code_check_turn(gate: CodeCheckGate) -> None:
+async def code_check_turn(gate: SourceGate) -> None:
     """Wait until no failed check holds the code checks back; a handshake that would wait past
     its time limit is given up. No await may come between this and the check itself: then
     whoever is let in first and fails holds back the others let in at the same time."""
@@ -161,11 +223,14 @@ async def code_check_turn(gate: CodeCheckGate) -> None:
         await asyncio.sleep(wait)
 
 
-async def _confirm_first(connection: Connection, gate: CodeCheckGate, keys: SessionKeys) -> None:
+async def _confirm_first(connection: Connection, gate: SourceGate, keys: SessionKeys) -> None:
     await code_check_turn(gate)
     connection.write([KIND_CONFIRM, keys.my_confirmation])
     try:
-        answer = await connection.read_handshake_frame(KIND_CONFIRM, CONFIRMATION_SIZE)
+        # Only here, in answer to our confirmation, is "wrong table code" believed.
+        answer = await connection.read_handshake_frame(
+            KIND_CONFIRM, CONFIRMATION_SIZE, believed=(WRONG_CODE,)
+        )
         if not hmac.compare_digest(answer, keys.their_confirmation):
             raise Refused(WRONG_CODE)
     except Exception:
@@ -175,7 +240,7 @@ async def _confirm_first(connection: Connection, gate: CodeCheckGate, keys: Sess
         raise
 
 
-async def _confirm_second(connection: Connection, gate: CodeCheckGate, keys: SessionKeys) -> None:
+async def _confirm_second(connection: Connection, gate: SourceGate, keys: SessionKeys) -> None:
     answer = await connection.read_handshake_frame(KIND_CONFIRM, CONFIRMATION_SIZE)
     await code_check_turn(gate)
     if not hmac.compare_digest(answer, keys.their_confirmation):
@@ -183,3 +248,27 @@ async def _confirm_second(connection: Connection, gate: CodeCheckGate, keys: Ses
         await asyncio.sleep(gate.penalty)  # the guesser waits for its answer too
         raise Refused(WRONG_CODE)
     connection.write([KIND_CONFIRM, keys.my_confirmation])
+
+
+async def cancel_within(
+    tasks: set[asyncio.Future[Any]], grace: float, connections: Sequence[Connection] = ()
+) -> None:
+    """Cancel ``tasks`` and wait for them at most ``grace`` seconds; if some live on (a cancel
+    swallowed on the way), drop ``connections`` so their reads fail, and give them as long
+    again. Whatever still runs then is logged, not waited for."""
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=grace)
+    if pending:
+        for connection in connections:
+            connection.abort()
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=grace)
+    for task in pending:
+        log.warning("closing the mesh: a task did not end: %r", task)
+    for task in tasks - pending:
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure while closing is not worth a report

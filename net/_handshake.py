@@ -1,6 +1,6 @@
 """The opening of a connection, as pure functions: the hello codec and its checks, the keys a coded
-table derives from SPAKE2 and both hellos, the per-direction frame tags, and the gate that spaces
-out failed code checks. No sockets: the clock is passed in.
+table derives from SPAKE2 and both hellos, and the per-direction frame tags. No sockets. (The
+gates that space out failed code checks, per source address, are in ``net._strangers``.)
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,16 +24,17 @@ __all__ = [
     "NO_CODE_HERE",
     "TAG_SIZE",
     "WRONG_CODE",
-    "CodeCheckGate",
     "FrameTags",
     "Hello",
     "ReceivedHello",
     "SessionKeys",
     "check_hello",
+    "check_veiled_hello",
     "hello_body",
     "parse_handshake_frame",
     "parse_hello",
     "refusal_from",
+    "veiled_hello_body",
 ]
 
 CODE_NEEDED = "this table needs a code"
@@ -103,6 +103,29 @@ def hello_body(
     return body
 
 
+def veiled_hello_body(me: Hello) -> list[Any]:
+    """The listener's first hello at a coded table: only what the dialer checks before the key
+    exchange (protocol, table, scheme). Who listens, under what name and where, follows in a
+    tagged frame once the dialer has proven the code (``hello_body``)."""
+    return [KIND_HELLO, me.protocol, me.table, CODE_SCHEME]
+
+
+def check_veiled_hello(body: Any, me: Hello, who: str) -> None:
+    """``Refused`` unless the veiled hello in ``body`` is of our protocol, table and scheme;
+    ``Broken`` if it is a refusal or malformed (a nine-field hello: the listener has no code)."""
+    if is_refusal(body):
+        raise refusal_from(who, body[1])
+    if isinstance(body, list) and len(body) == 9 and body[0] == KIND_HELLO:
+        raise Refused(CODE_NEEDED)  # a listener without a code answers with its whole hello
+    if not (isinstance(body, list) and len(body) == 4 and body[0] == KIND_HELLO):
+        raise Broken(f"malformed hello from {who}")
+    _, protocol, table, scheme = body
+    if not isinstance(protocol, int) or not isinstance(table, str):
+        raise Broken(f"malformed hello from {who}")
+    other = Hello(protocol, table, "?", "?", 0)
+    check_hello(ReceivedHello(other, 0, -1, None, scheme), me, coded=True)
+
+
 def parse_hello(body: Any, who: str) -> ReceivedHello:
     """The hello in a decoded frame body; ``Broken`` if it is a refusal or malformed."""
     if is_refusal(body):
@@ -152,10 +175,13 @@ def check_hello(received: ReceivedHello, me: Hello, coded: bool) -> int:
     return received.resume if received.known == me.incarnation else 0
 
 
-def parse_handshake_frame(body: Any, who: str, kind: int, size: int) -> bytes:
-    """The payload of a handshake frame of ``kind`` and ``size`` bytes; ``Broken`` otherwise."""
+def parse_handshake_frame(
+    body: Any, who: str, kind: int, size: int, believed: tuple[str, ...] = ()
+) -> bytes:
+    """The payload of a handshake frame of ``kind`` and ``size`` bytes; ``Broken`` otherwise
+    (a refusal with a code reason is reported bare only if it is in ``believed``)."""
     if is_refusal(body):
-        raise refusal_from(who, body[1])
+        raise refusal_from(who, body[1], believed)
     if not (
         isinstance(body, list)
         and len(body) == 2
@@ -168,11 +194,19 @@ def parse_handshake_frame(body: Any, who: str, kind: int, size: int) -> bytes:
     return payload
 
 
-def refusal_from(who: str, reason: str) -> Broken:
+def refusal_from(
+    who: str, reason: str, believed: tuple[str, ...] = (CODE_NEEDED, NO_CODE_HERE)
+) -> Broken:
     """The other side refused us during the handshake. A code refusal is reported as its bare
-    constant, as the refusing side reports it, so that the application can tell the user."""
-    if reason in (CODE_NEEDED, NO_CODE_HERE, WRONG_CODE):
+    constant, as the refusing side reports it, so that the application can tell the user, but
+    only at the step where that refusal comes (``believed``): none is authenticated, and a
+    "wrong table code" before our key confirmation was answered comes from someone who never
+    checked our code (a stranger's forgery), so it is an ordinary broken connection, dialed
+    again."""
+    if reason in believed:
         return Broken(reason)
+    if reason in (CODE_NEEDED, NO_CODE_HERE, WRONG_CODE):
+        return Broken(f"{who} refused the connection out of turn ({reason}): not believed")
     return Broken(f"{who} refused the connection: {reason[:MAX_TEXT]}")
 
 
@@ -231,30 +265,3 @@ class FrameTags:
         if len(raw) < TAG_SIZE or not hmac.compare_digest(tag, self.next_tag(body)):
             raise Broken(f"frame {number} from {who} failed authentication")
         return body
-
-
-class CodeCheckGate:
-    """Spaces out failed code checks: each failure holds every other check of this mesh back
-    for ``penalty`` seconds of ``clock``, whatever the number of connections a guesser opens, so
-    online guessing gets about one guess per penalty."""
-
-    def __init__(self, penalty: float, clock: Callable[[], float]) -> None:
-        self.penalty = penalty
-        self._clock = clock
-        self.open_at = float("-inf")
-        """Before this time no code is checked."""
-
-    def wait(self) -> float:
-        """Seconds until a check may run (0: now)."""
-        return max(0.0, self.open_at - self._clock())
-
-    def hold(self) -> None:
-        """A check failed: hold the others back for the penalty from now."""
-        self.open_at = max(self.open_at, self._clock() + self.penalty)
-
-    def too_late(self, give_up_at: float) -> bool:
-        """Whether the gate stays closed past ``give_up_at`` (the handshake had better give up)."""
-        return self.open_at > give_up_at
-
-    def now(self) -> float:
-        return self._clock()

@@ -377,7 +377,7 @@ class _Problems(MeshListener):
 
 async def _guessing(penalty: float, guessers: int = 3) -> dict[str, float]:
     """Guessers dial a coded table over and over for six penalties: the failed checks a second,
-    which the penalty holds to about one per ``penalty``."""
+    which the penalty holds to about one per ``penalty`` (they all dial from one address)."""
     problems = _Problems()
     host = Mesh(
         Hello(1, "bench", "a", "a", 0),

@@ -20,10 +20,12 @@ and so does a payload the application rejects: the ordered frames are never dist
 pointer update.
 
 A table may have a code (``MeshConfig.table_code``), shown on the host's screen and typed by the
-others. A connection to a coded table adds, after the hellos, a SPAKE2 exchange (one message each
-way), so knowing the code is proven without a captured connection allowing an offline search for
-it, and then a key confirmation from each side, dialer first. Both the confirmations and the keys
-are bound to both hellos (table id, peer ids, incarnations, resume numbers, listening addresses),
+others. At a coded table the listener answers the dialer's hello with a veiled one (protocol,
+table and scheme only: who listens there, under what name and where is no business of someone
+who has not proven the code), then a SPAKE2 exchange (one message each way) follows, so knowing
+the code is proven without a captured connection allowing an offline search for it, and then a
+key confirmation from each side, dialer first; the listener's whole hello comes last, as the
+first tagged frame. The confirmations and the keys are bound to both hellos sent in the clear,
 so no unauthenticated hello field can be altered or spliced from another table. From then on every
 frame, both ways, ends with a 16-byte HMAC-SHA256 tag over a frame counter (implicit: both ends
 count) and the frame body, under a key of this connection and this direction (the length prefix
@@ -32,9 +34,24 @@ closes the connection (the link dials again and the numbered frames are resent, 
 lost). Keys are fresh per connection, so frames recorded on one connection are worthless on
 another. A peer with a code and one without never link, each side saying why. Online guessing is
 slowed: every failed code check costs ``MeshConfig.wrong_code_delay`` seconds during which this
-mesh checks no other code, whatever number of connections the guesser opens. The key exchange is
-pure-Python curve arithmetic, some 5 to 10 ms of CPU a step at each end, run off the event loop.
-Tables without a code run the original protocol byte for byte.
+mesh checks no other code from that source address, whatever number of connections the guesser
+opens (other addresses, a joiner or a returning member, are not held back). The key exchange is
+pure-Python curve arithmetic, some 5 to 10 ms of CPU a step at each end, run off the event loop,
+and one address may start only so many (``MeshConfig.handshake_burst``, then
+``handshakes_per_second``). No refusal is authenticated, so "wrong table code" is believed only
+in answer to our key confirmation: sent earlier, it is a stranger's forgery and the link dials
+again. Tables without a code run the original protocol, plus an acknowledgement the dialer
+writes as soon as it is linked.
+
+Strangers are bounded. A connection we accept is a stranger's until it turns out to be from a
+peer the application dialed or wrote to: strangers hold at most ``MeshConfig.max_strangers``
+connections (the oldest gives way to a newcomer) and ``max_strangers_per_address`` from one
+address (one more is closed at once), and each must finish its handshake and, if its peer id is
+new to us, send its first frame within ``stranger_timeout`` seconds, before which it is not
+linked (so idle hellos never reach the application). A returning member names a known peer id
+in its hello and is not displaced by newcomers meanwhile. On every link, a frame once begun must
+arrive within ``frame_timeout`` seconds (a trickled or stalled frame closes the connection);
+between frames a link may stay silent as long as it likes.
 
 Every connection may send us at most so many frames and bytes a second (``RateLimits``, token
 buckets with a burst): over it we stop reading from that connection until the bucket refills, so
@@ -53,11 +70,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import itertools
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Coroutine
 from typing import Any
 
 from ._addresses import MAX_GOSSIP, LocalNetworks, parse_gossip
@@ -71,19 +86,22 @@ from ._codec import (
     Broken,
     Refused,
 )
-from ._connection import Connection, authenticate
+from ._connection import Connection, authenticate, cancel_within
 from ._handshake import (
     CODE_NEEDED,
     NO_CODE_HERE,
     WRONG_CODE,
-    CodeCheckGate,
     Hello,
     check_hello,
+    check_veiled_hello,
     hello_body,
     parse_hello,
+    veiled_hello_body,
 )
 from ._link import LinkState, QueuedFrame, existing_connection_wins
+from ._meshparts import DEFAULT_MAX_FRAME, MeshConfig, MeshLink, MeshListener, Opened, Shed
 from ._ratelimit import DEFAULT_RATE_LIMITS, Meter, RateLimits
+from ._strangers import CodeCheckGates, HandshakeBudgets, StrangerPool, descriptor_share
 
 __all__ = [
     "CODE_NEEDED",
@@ -101,8 +119,6 @@ __all__ = [
 ]
 
 TRANSPORT_VERSION = 1
-DEFAULT_MAX_FRAME = (4 << 20) + 4096
-"""Largest frame body accepted: the ordering core's largest frame (4 MiB) and our envelope."""
 MAX_EPHEMERAL = 512
 """Largest payload of an ephemeral frame, in bytes."""
 _DUPLICATE = "duplicate connection"
@@ -111,62 +127,12 @@ _FRAMES_PER_TURN = 32
 _DIAL_TIMEOUT = 2.0
 CLOSE_GRACE = 1.0
 """Seconds a closing mesh gives its tasks and unsent bytes before it drops them."""
+_BACKLOG = 16
+"""Connections the kernel holds for us to accept, and that we accept at one turn of the loop:
+under a flood, at most that many descriptors more than the stranger pool, until we close them."""
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class MeshConfig:
-    """How a mesh links: limits, timers, the table code and the address policy."""
-
-    max_frame: int = DEFAULT_MAX_FRAME
-    """Largest frame body accepted, in bytes (the tag of a coded table comes on top)."""
-    retry_interval: float = 0.1
-    """Seconds between two dials of a link that is down."""
-    gossip: bool = True
-    """Peers tell each other the listening addresses they know, and each peer dials the ones it
-    has no link to, so that a newcomer who knows one member ends up linked to all."""
-    table_code: str | None = None
-    """Link only with peers that know this code (compared exactly, as UTF-8: normalising what
-    people type is the application's business), and authenticate every frame. On both sides of a
-    refused connection the listener's ``problem`` gets exactly ``WRONG_CODE`` (the codes differ),
-    ``CODE_NEEDED`` (a peer without a code met one with a code) or ``NO_CODE_HERE`` (the other
-    way round), and the link keeps dialing."""
-    wrong_code_delay: float = 1.0
-    """Seconds each failed code check holds back every other code check of this mesh (online
-    guessing gets about one guess per delay)."""
-    rate_limits: RateLimits | None = DEFAULT_RATE_LIMITS
-    """What one connection may send us (None: no limit)."""
-    local_networks: Callable[[], Iterable[ipaddress.IPv4Network]] | None = None
-    """Looks up the networks of our interfaces, the only ones a peer can make us dial (None:
-    ask the operating system)."""
-
-    def __post_init__(self) -> None:
-        if self.table_code is not None and not self.table_code:
-            raise ValueError("a table code cannot be empty (None means no code)")
-
-
-class MeshListener:
-    """What a mesh tells its application; every method does nothing unless overridden."""
-
-    def frame_received(self, peer: str, data: bytes) -> None:
-        """An ordered frame from ``peer``: once, in order, within one incarnation of each end."""
-
-    def ephemeral_received(self, peer: str, data: bytes) -> None:
-        """An ephemeral frame from ``peer`` (see ``Mesh.send_ephemeral``)."""
-
-    def link_up(self, hello: Hello, restarted: bool) -> None:
-        """A link is up (``restarted`` when the peer came back with a new incarnation)."""
-
-    def link_down(self, peer: str) -> None:
-        """The connection to ``peer`` ended (the link dials again if it is ours to dial)."""
-
-    def problem(self, who: str, reason: str) -> None:
-        """A connection was closed for a protocol problem."""
-
-    def refusal(self, hello: Hello) -> str | None:
-        """None to accept a peer that said ``hello``, or the reason to refuse it."""
-        return None
+_Link = MeshLink  # the name net._faults knows it by
 
 
 class Mesh:
@@ -180,18 +146,25 @@ class Mesh:
         self.port = 0
         self._listener = listener
         self._listen: tuple[str, int] | None = None
-        self._links: dict[str, _Link] = {}
+        self._links: dict[str, MeshLink] = {}
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._connections: set[Connection] = set()
         """Every open connection, linked or still in its handshake."""
         self._closing = False
         self._networks = LocalNetworks(self.config.local_networks)
-        self._gate = CodeCheckGate(self.config.wrong_code_delay, _loop_time)
+        self._gates = CodeCheckGates(self.config.wrong_code_delay, _loop_time)
+        self._budgets = HandshakeBudgets(
+            self.config.handshakes_per_second, self.config.handshake_burst
+        )
+        total = min(self.config.max_strangers, descriptor_share())
+        self._strangers: StrangerPool[Connection] = StrangerPool(
+            total, self.config.max_strangers_per_address
+        )
 
     async def async_listen(self, host: str, port: int = 0) -> int:
         """Accept connections on ``host:port`` (0 picks a free port); the port."""
-        self._server = await asyncio.start_server(self._serve, host, port)
+        self._server = await asyncio.start_server(self._serve, host, port, backlog=_BACKLOG)
         self.port = self._server.sockets[0].getsockname()[1]
         self._listen = (host, self.port)
         return self.port
@@ -201,6 +174,7 @@ class Mesh:
         link = self._link(peer)
         link.address = (host, port)
         link.wanted = True
+        self._know(link)
         if link.dialer is None or link.dialer.done():
             link.dialer = self._spawn(self._dial_forever(link))
 
@@ -218,6 +192,7 @@ class Mesh:
     def send(self, peer: str, data: bytes) -> None:
         """Queue ``data`` for ``peer``: delivered once, in order, even across reconnects."""
         link = self._link(peer)
+        self._know(link)
         frame = link.state.queue(data)
         if link.connection is not None:
             self._send_data(link, frame)
@@ -264,7 +239,7 @@ class Mesh:
         connections = list(self._connections)
         for connection in connections:
             connection.close()
-        await _cancel_within(set(self._tasks), CLOSE_GRACE, connections)
+        await cancel_within(set(self._tasks), CLOSE_GRACE, connections)
         dropped = [c for c in connections if c.unsent()]
         for connection in dropped:
             connection.abort()  # else its socket lives on until the peer acknowledges
@@ -272,21 +247,40 @@ class Mesh:
             await asyncio.sleep(0)  # an abort closes the socket on the loop's next turn
         if self._server is not None:
             # From Python 3.12 this waits for every served connection to be closed.
-            await _cancel_within({asyncio.ensure_future(self._server.wait_closed())}, CLOSE_GRACE)
+            await cancel_within({asyncio.ensure_future(self._server.wait_closed())}, CLOSE_GRACE)
 
     # --- for subclasses (fault injection) ------------------------------------------------------
 
-    def _send_data(self, link: _Link, frame: QueuedFrame) -> None:
+    def _send_data(self, link: MeshLink, frame: QueuedFrame) -> None:
         """Write a numbered frame on the link's live connection."""
         assert link.connection is not None
         link.connection.write([KIND_DATA, frame.seq, frame.data])
 
     # --- helpers -------------------------------------------------------------------------------
 
-    def _link(self, peer: str) -> _Link:
+    def _know(self, link: MeshLink) -> None:
+        """The application dials or writes to ``link``'s peer: a member, no stranger."""
+        if not link.known:
+            link.known = True
+            if link.connection is not None:
+                self._strangers.release(link.connection)
+
+    def _is_known(self, peer: str) -> bool:
+        link = self._links.get(peer)
+        return link is not None and link.known
+
+    def _admit(self, connection: Connection) -> bool:
+        """Whether a connection we accepted may stay: not one too many from its address (one
+        too many in all displaces the oldest stranger)."""
+        admitted, displaced = self._strangers.admit(connection, connection.address)
+        if displaced is not None:
+            displaced.abort()
+        return admitted
+
+    def _link(self, peer: str) -> MeshLink:
         link = self._links.get(peer)
         if link is None:
-            link = self._links[peer] = _Link(LinkState(peer))
+            link = self._links[peer] = MeshLink(LinkState(peer))
         return link
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -295,7 +289,7 @@ class Mesh:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _dial_forever(self, link: _Link) -> None:
+    async def _dial_forever(self, link: MeshLink) -> None:
         while link.wanted and not self._closing:
             if link.connection is None and link.address is not None:
                 try:
@@ -325,16 +319,20 @@ class Mesh:
     ) -> None:
         """Handshake, then pump frames until the connection ends."""
         who = expected or _address_of(writer)
-        connection = Connection(reader, writer, who, self.config.max_frame)
-        if self._closing:
-            connection.close()
+        connection = Connection(
+            reader, writer, who, self.config.max_frame, self.config.frame_timeout
+        )
+        if self._closing or (expected is None and not self._admit(connection)):
+            connection.abort()
             return
         self._connections.add(connection)
-        link: _Link | None = None
+        link: MeshLink | None = None
         try:
-            opened = await self._handshake(connection, expected)
+            opened, first = await self._open(connection, expected)
             link = self._attach(connection, opened, dialed=expected is not None)
-            await self._pump(connection, link)
+            await self._pump(connection, link, first)
+        except Shed:
+            pass  # too many from that address: closed without a word
         except Refused as refusal:
             connection.write([KIND_REFUSE, str(refusal)[:MAX_TEXT]])
             if str(refusal) != _DUPLICATE:
@@ -347,6 +345,7 @@ class Mesh:
             pass
         finally:
             self._connections.discard(connection)
+            self._strangers.release(connection)
             with contextlib.suppress(Exception):
                 connection.close()
             if link is not None and link.connection is connection:
@@ -354,17 +353,79 @@ class Mesh:
                 if not self._closing:
                     self._listener.link_down(link.peer)
 
-    async def _handshake(self, connection: Connection, expected: str | None) -> _Opened:
+    async def _open(
+        self, connection: Connection, expected: str | None
+    ) -> tuple[Opened, bytes | None]:
+        """The handshake; and, from a peer this mesh does not know, its first frame (read before
+        it is linked, so that idle hellos never get as far)."""
+        if expected is not None:
+            return await self._handshake(connection, expected), None
+        # A connection we accepted may be a stranger's: it has a deadline to link.
+        alarm = connection.deadline(self.config.stranger_timeout)
+        try:
+            opened = await self._handshake(connection, expected)
+            if self._is_known(opened.hello.peer):
+                self._strangers.release(connection)
+                return opened, None
+            return opened, await connection.read_raw()
+        finally:
+            alarm.cancel()
+
+    async def _handshake(self, connection: Connection, expected: str | None) -> Opened:
         """Exchange hellos (the dialer, ``expected`` set, first) and, at a coded table, prove the
         code; ``Refused`` or ``Broken`` when the two may not link."""
-        dialer_hello = b""
+        if expected is not None and self.config.table_code is not None:
+            return await self._dial_coded(connection, expected)
         if expected is not None:
-            dialer_hello = self._send_hello(connection, self._link(expected))
+            self._send_hello(connection, self._link(expected))
         raw = await connection.read_handshake_raw()
         received = parse_hello(connection.decode(raw), connection.who)
-        coded = self.config.table_code is not None
-        resume = check_hello(received, self.me, coded)
+        resume = check_hello(received, self.me, self.config.table_code is not None)
         hello = received.hello
+        if expected is not None:
+            self._vet(hello, expected)
+            return Opened(hello, resume, received.listen)
+        known = self._is_known(hello.peer)
+        if known:
+            self._strangers.shield(connection)
+        self._vet(hello, expected)
+        link = self._links.get(hello.peer)
+        if self.config.table_code is None:
+            self._send_hello(connection, link)
+            return Opened(hello, resume, received.listen)
+        if not self._budgets.allow(connection.address, _loop_time()):
+            raise Shed
+        # Who listens here, under what name and where, is told only to a dialer who proved the
+        # code: first a veiled hello, then the whole one as the first tagged frame.
+        veiled = connection.write(veiled_hello_body(self.me))
+        gate = self._gates.of(connection.address, known)
+        code = self.config.table_code
+        await authenticate(connection, code, self.me.table, gate, False, (raw, veiled))
+        self._send_hello(connection, self._links.get(hello.peer))
+        # The key exchange let other connections run: the pair may have linked meanwhile.
+        if self._existing_connection_wins(hello.peer):
+            raise Refused(_DUPLICATE)
+        return Opened(hello, resume, received.listen)
+
+    async def _dial_coded(self, connection: Connection, expected: str) -> Opened:
+        """The dialer's side of a coded handshake: the listener's veiled hello, the code, then
+        its whole hello in a tagged frame."""
+        assert self.config.table_code is not None
+        dialer_hello = self._send_hello(connection, self._link(expected))
+        raw = await connection.read_handshake_raw()
+        check_veiled_hello(connection.decode(raw), self.me, connection.who)
+        gate = self._gates.of(connection.address, known=True)
+        code = self.config.table_code
+        await authenticate(connection, code, self.me.table, gate, True, (dialer_hello, raw))
+        whole = connection.decode(await connection.read_handshake_raw())
+        received = parse_hello(whole, connection.who)
+        resume = check_hello(received, self.me, coded=True)
+        self._vet(received.hello, expected)
+        return Opened(received.hello, resume, received.listen)
+
+    def _vet(self, hello: Hello, expected: str | None) -> None:
+        """``Refused`` if the application refuses ``hello``, it is not the peer we dialed, or
+        the pair already has a connection that wins over this one."""
         refusal = self._listener.refusal(hello)
         if refusal is not None:
             raise Refused(refusal)
@@ -372,20 +433,8 @@ class Mesh:
             raise Refused(f"expected peer {expected!r} but {hello.peer!r} answered")
         if self._existing_connection_wins(hello.peer):
             raise Refused(_DUPLICATE)
-        if expected is None:
-            hellos = (raw, self._send_hello(connection, self._links.get(hello.peer)))
-        else:
-            hellos = (dialer_hello, raw)
-        if self.config.table_code is not None:
-            dialed = expected is not None
-            code = self.config.table_code
-            await authenticate(connection, code, self.me.table, self._gate, dialed, hellos)
-            # The key exchange let other connections run: the pair may have linked meanwhile.
-            if self._existing_connection_wins(hello.peer):
-                raise Refused(_DUPLICATE)
-        return _Opened(hello, resume, received.listen)
 
-    def _attach(self, connection: Connection, opened: _Opened, dialed: bool) -> _Link:
+    def _attach(self, connection: Connection, opened: Opened, dialed: bool) -> MeshLink:
         """Make ``connection`` the link's one connection and resend what was not acknowledged."""
         link = self._link(opened.hello.peer)
         if link.connection is not None:
@@ -394,11 +443,17 @@ class Mesh:
         link.connection = connection
         link.dialed_by_me = dialed
         connection.who = link.peer
+        if link.known:
+            self._strangers.release(connection)
         if opened.listen is not None and self._networks.may_dial(opened.listen[0]):
             link.address = opened.listen
+        if dialed:
+            # A frame at once, whatever the application has to say: the listener links a peer
+            # it does not know only once that peer has sent one.
+            connection.write([KIND_ACK, link.state.received])
         for frame in list(link.state.unacked):
             connection.write([KIND_DATA, frame.seq, frame.data])
-        self._share_addresses(link)
+        _share_addresses(self, link)
         self._listener.link_up(opened.hello, restarted)
         return link
 
@@ -408,16 +463,19 @@ class Mesh:
             return False
         return existing_connection_wins(self.me.peer, peer, link.dialed_by_me)
 
-    def _send_hello(self, connection: Connection, link: _Link | None) -> bytes:
+    def _send_hello(self, connection: Connection, link: MeshLink | None) -> bytes:
         """Write our hello; its body, which the key confirmation covers."""
         resume = link.state.received if link is not None else 0
         known = link.state.remote_incarnation if link is not None else None
         coded = self.config.table_code is not None
         return connection.write(hello_body(self.me, resume, known, self._listen, coded))
 
-    async def _pump(self, connection: Connection, link: _Link) -> None:
+    async def _pump(self, connection: Connection, link: MeshLink, first: bytes | None) -> None:
         loop = asyncio.get_running_loop()
         meter = Meter(self.config.rate_limits, loop.time())
+        if first is not None:
+            meter.charge(len(first), loop.time())
+            self._handle(connection, link, meter, connection.decode(first))
         for handled in itertools.count(1):
             raw = await connection.read_raw()
             wait = meter.charge(len(raw), loop.time())
@@ -432,7 +490,7 @@ class Mesh:
                     return  # replaced by a newer connection (or forgotten) meanwhile
             self._handle(connection, link, meter, connection.decode(raw))
 
-    def _handle(self, connection: Connection, link: _Link, meter: Meter, body: Any) -> None:
+    def _handle(self, connection: Connection, link: MeshLink, meter: Meter, body: Any) -> None:
         """Act on one frame read after the handshake."""
         kind = body[0] if isinstance(body, list) and body else None
         size = len(body) if isinstance(body, list) else 0
@@ -451,19 +509,19 @@ class Mesh:
         elif kind == KIND_ACK and size == 2 and isinstance(body[1], int):
             link.state.trim(body[1])
         elif kind == KIND_PEERS and size == 2 and isinstance(body[1], list):
-            self._learn_addresses(link.peer, body[1])
+            _learn_addresses(self, link.peer, body[1])
         elif kind == KIND_REFUSE and size == 2 and isinstance(body[1], str):
             raise Broken(f"{link.peer} closed the connection: {body[1][:MAX_TEXT]}")
         else:
             raise Broken(f"malformed frame from {link.peer}")
 
-    def _schedule_ack(self, link: _Link, connection: Connection) -> None:
+    def _schedule_ack(self, link: MeshLink, connection: Connection) -> None:
         # One acknowledgement per burst: it runs once the buffered frames are read.
         if not link.ack_scheduled:
             link.ack_scheduled = True
             asyncio.get_running_loop().call_soon(self._ack, link, connection)
 
-    def _ack(self, link: _Link, connection: Connection) -> None:
+    def _ack(self, link: MeshLink, connection: Connection) -> None:
         link.ack_scheduled = False
         if link.connection is connection and (received := link.state.ack_due()) is not None:
             connection.write([KIND_ACK, received])
@@ -477,66 +535,41 @@ class Mesh:
         except Exception:  # a bad pointer update must not cost the ordered link
             log.exception("ephemeral frame from %s", peer)
 
-    def _share_addresses(self, new: _Link) -> None:
-        """Tell a new link every address we know, and every other link the new one's."""
-        if not self.config.gossip:
-            return
-        book = [
-            [peer, link.address[0], link.address[1]]
-            for peer, link in sorted(self._links.items())
-            if link.address is not None and peer != new.peer
-        ][:MAX_GOSSIP]
-        if new.connection is not None and book:
-            new.connection.write([KIND_PEERS, book])
-        if new.address is not None:
-            for peer, link in self._links.items():
-                if peer != new.peer and link.connection is not None:
-                    entry = [new.peer, new.address[0], new.address[1]]
-                    link.connection.write([KIND_PEERS, [entry]])
 
-    def _learn_addresses(self, source: str, book: list[Any]) -> None:
-        if not self.config.gossip:
-            return
-        for entry in parse_gossip(book, source, self.me.peer):
-            if not self._networks.may_dial(entry.host):
-                log.warning(
-                    "%s told us of %s at %s, not on our networks: ignored",
-                    source,
-                    entry.peer,
-                    entry.host,
-                )
-                continue
-            link = self._links.get(entry.peer)
-            if link is None or link.connection is None:
-                # A restarted peer listens on a new port: dial the address heard most recently.
-                self.connect(entry.peer, entry.host, entry.port)
+def _share_addresses(mesh: Mesh, new: MeshLink) -> None:
+    """Tell a new link every address we know, and every other link the new one's."""
+    if not mesh.config.gossip:
+        return
+    book = [
+        [peer, link.address[0], link.address[1]]
+        for peer, link in sorted(mesh._links.items())
+        if link.address is not None and peer != new.peer
+    ][:MAX_GOSSIP]
+    if new.connection is not None and book:
+        new.connection.write([KIND_PEERS, book])
+    if new.address is not None:
+        for peer, link in mesh._links.items():
+            if peer != new.peer and link.connection is not None:
+                entry = [new.peer, new.address[0], new.address[1]]
+                link.connection.write([KIND_PEERS, [entry]])
 
 
-@dataclass(eq=False)
-class _Link:
-    """A link's numbering, and what the adapter keeps for it: its address, connection, dialer."""
-
-    state: LinkState
-    address: tuple[str, int] | None = None
-    connection: Connection | None = None
-    dialer: asyncio.Task[None] | None = None
-    dialed_by_me: bool = False
-    wanted: bool = True
-    ack_scheduled: bool = False
-
-    @property
-    def peer(self) -> str:
-        return self.state.peer
-
-
-@dataclass(frozen=True)
-class _Opened:
-    """A connection past its handshake: who answered, how far it received our frames (counted
-    for our present incarnation) and where it listens."""
-
-    hello: Hello
-    resume: int
-    listen: tuple[str, int] | None
+def _learn_addresses(mesh: Mesh, source: str, book: list[Any]) -> None:
+    if not mesh.config.gossip:
+        return
+    for entry in parse_gossip(book, source, mesh.me.peer):
+        if not mesh._networks.may_dial(entry.host):
+            log.warning(
+                "%s told us of %s at %s, not on our networks: ignored",
+                source,
+                entry.peer,
+                entry.host,
+            )
+            continue
+        link = mesh._links.get(entry.peer)
+        if link is None or link.connection is None:
+            # A restarted peer listens on a new port: dial the address heard most recently.
+            mesh.connect(entry.peer, entry.host, entry.port)
 
 
 def _loop_time() -> float:
@@ -546,27 +579,3 @@ def _loop_time() -> float:
 def _address_of(writer: asyncio.StreamWriter) -> str:
     peer = writer.get_extra_info("peername")
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "unknown peer"
-
-
-async def _cancel_within(
-    tasks: set[asyncio.Future[Any]], grace: float, connections: Sequence[Connection] = ()
-) -> None:
-    """Cancel ``tasks`` and wait for them at most ``grace`` seconds; if some live on (a cancel
-    swallowed on the way), drop ``connections`` so their reads fail, and give them as long
-    again. Whatever still runs then is logged, not waited for."""
-    for task in tasks:
-        task.cancel()
-    if not tasks:
-        return
-    _, pending = await asyncio.wait(tasks, timeout=grace)
-    if pending:
-        for connection in connections:
-            connection.abort()
-        for task in pending:
-            task.cancel()
-        _, pending = await asyncio.wait(pending, timeout=grace)
-    for task in pending:
-        log.warning("closing the mesh: a task did not end: %r", task)
-    for task in tasks - pending:
-        if not task.cancelled():
-            task.exception()  # retrieved: a failure while closing is not worth a report

@@ -24,15 +24,17 @@ from net._handshake import (
     HANDSHAKE_TIMEOUT,
     NO_CODE_HERE,
     WRONG_CODE,
-    CodeCheckGate,
     FrameTags,
     Hello,
     SessionKeys,
     check_hello,
+    check_veiled_hello,
     hello_body,
     parse_handshake_frame,
     parse_hello,
+    veiled_hello_body,
 )
+from net._strangers import CodeCheckGates
 
 ME = Hello(1, "t1", "a", "A", 5)
 THEM = Hello(1, "t1", "b", "B", 9)
@@ -60,6 +62,20 @@ def test_the_hello_of_a_coded_table_adds_the_scheme_byte_for_byte() -> None:
     assert body.hex() == "9a0001a27431a161a1410500ffc0a67370616b6532"
 
 
+def test_the_veiled_hello_of_a_coded_listener_names_no_one_byte_for_byte() -> None:
+    """Before the dialer proves the code, a coded listener says only its protocol, table and
+    scheme: not its peer id, name, incarnation or port (its whole hello, above, comes tagged)."""
+    body = pack_body(veiled_hello_body(ME))
+    assert body.hex() == "940001a27431a67370616b6532"
+    check_veiled_hello(unpack_untrusted(body, LIMITS), THEM, "x")  # the dialer accepts it
+    with pytest.raises(Refused, match="this is table t2, not t1"):
+        check_veiled_hello(veiled_hello_body(ME), Hello(1, "t2", "b", "B", 9), "x")
+    with pytest.raises(Refused, match=CODE_NEEDED):  # a listener without a code: whole hello
+        check_veiled_hello(hello_body(ME, 0, None, None, coded=False), THEM, "x")
+    with pytest.raises(Broken, match="malformed hello from x"):
+        check_veiled_hello([0, 1, 7, "spake2"], THEM, "x")
+
+
 def test_a_hello_reads_back_as_it_was_written() -> None:
     body = hello_body(THEM, resume=4, known=5, listen=("10.0.0.2", 5000), coded=True)
     received = parse_hello(unpack_untrusted(pack_body(body), LIMITS), "x")
@@ -84,7 +100,8 @@ def test_a_resume_number_for_another_incarnation_of_ours_counts_as_zero() -> Non
         ([0, 1, "t1", "b", "B" * 201, 9, 0, -1, None], "'name' from x has a bad length"),
         ([0, 1, "t1", "b", "B", 9, 0, -1, ["h", 1]], "hello field 'listen' from x is malformed"),
         ([3, "not today"], "x refused the connection: not today"),
-        ([3, WRONG_CODE], WRONG_CODE),
+        ([3, CODE_NEEDED], f"^{CODE_NEEDED}$"),
+        ([3, WRONG_CODE], "x refused the connection out of turn \\(wrong table code\\)"),
     ],
 )
 def test_a_malformed_hello_or_a_refusal_breaks_the_connection(body: object, reason: str) -> None:
@@ -121,8 +138,23 @@ def test_a_handshake_frame_must_have_its_kind_and_size() -> None:
     for body in ([6, b"k" * 32], [7, b"k" * 33], [6, "k" * 33], [6]):
         with pytest.raises(Broken, match="malformed handshake frame from x"):
             parse_handshake_frame(body, "x", 6, 33)
-    with pytest.raises(Broken, match=CODE_NEEDED):
+    with pytest.raises(Broken, match="out of turn"):
         parse_handshake_frame([3, CODE_NEEDED], "x", 6, 33)
+
+
+def test_wrong_code_is_believed_only_in_answer_to_our_confirmation() -> None:
+    """Nothing before authentication is authenticated: a "wrong table code" in place of the
+    hello or of the key exchange comes from someone who never checked our code, so the joiner
+    must not give up on it (it is a broken connection, dialed again)."""
+    with pytest.raises(Broken) as before:
+        parse_hello([3, WRONG_CODE], "x")
+    assert str(before.value) != WRONG_CODE
+    with pytest.raises(Broken) as exchange:
+        parse_handshake_frame([3, WRONG_CODE], "x", 6, 33)
+    assert str(exchange.value) != WRONG_CODE
+    with pytest.raises(Broken) as answer:
+        parse_handshake_frame([3, WRONG_CODE], "x", 7, 32, believed=(WRONG_CODE,))
+    assert str(answer.value) == WRONG_CODE
 
 
 # --- untrusted bytes ------------------------------------------------------------------------
@@ -200,14 +232,14 @@ def test_the_tag_is_pinned() -> None:
     assert FrameTags(key).next_tag(b"body").hex() == "f15637cd4175f8fbe0c61affd5440eea"
 
 
-# --- the code check gate, in simulated time -------------------------------------------------
+# --- the code check gates, in simulated time ------------------------------------------------
 
 
-def test_guessers_get_one_check_per_penalty_whatever_their_number() -> None:
-    """Ten guessers retry every millisecond for a minute of simulated time; each failed check
-    holds every other back for the penalty, so the mesh checks about one code a second."""
+def test_guessers_at_one_address_get_one_check_per_penalty_whatever_their_number() -> None:
+    """Ten guessers at one address retry every millisecond for a minute of simulated time; each
+    failed check holds the address back for the penalty: about one code a second."""
     clock = FakeClock()
-    gate = CodeCheckGate(penalty=1.0, clock=clock)
+    gate = CodeCheckGates(penalty=1.0, clock=clock).of("10.0.0.9", known=False)
     checks = []
     while clock.now < 60.0:
         for _guesser in range(10):
@@ -221,7 +253,7 @@ def test_guessers_get_one_check_per_penalty_whatever_their_number() -> None:
 
 def test_a_failure_holds_the_checks_back_for_the_penalty_from_now() -> None:
     clock = FakeClock()
-    gate = CodeCheckGate(penalty=1.0, clock=clock)
+    gate = CodeCheckGates(penalty=1.0, clock=clock).of("10.0.0.9", known=False)
     assert gate.wait() == 0
     clock.now = 5.0
     gate.hold()
@@ -243,11 +275,13 @@ def test_a_check_waits_its_turn_and_gives_up_past_the_handshake_time_limit(
         slept.append(seconds)
         clock.now += seconds
 
-    gate = CodeCheckGate(penalty=1.5, clock=clock)
+    gates = CodeCheckGates(penalty=1.5, clock=clock)
+    gate = gates.of("10.0.0.9", known=False)
     gate.hold()
     monkeypatch.setattr(asyncio, "sleep", fake_sleep)
     asyncio.run(code_check_turn(gate))
     assert slept == [1.5] and clock.now == 1.5
-    gate.open_at = clock.now + HANDSHAKE_TIMEOUT + 1
+    gates.penalty = HANDSHAKE_TIMEOUT + 1
+    gate.hold()
     with pytest.raises(asyncio.TimeoutError):
         asyncio.run(code_check_turn(gate))

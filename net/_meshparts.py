@@ -1,0 +1,121 @@
+"""The parts of ``net.transport`` that are not the mesh itself: its configuration, what it tells
+its application (``MeshListener``), and what it keeps per link and per connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ._connection import FRAME_TIMEOUT, Connection
+from ._handshake import Hello
+from ._link import LinkState
+from ._ratelimit import DEFAULT_RATE_LIMITS, RateLimits
+
+__all__ = ["DEFAULT_MAX_FRAME", "MeshConfig", "MeshLink", "MeshListener", "Opened", "Shed"]
+
+DEFAULT_MAX_FRAME = (4 << 20) + 4096
+"""Largest frame body accepted: the ordering core's largest frame (4 MiB) and our envelope."""
+
+
+@dataclass(frozen=True)
+class MeshConfig:
+    """How a mesh links: limits, timers, the table code and the address policy."""
+
+    max_frame: int = DEFAULT_MAX_FRAME
+    """Largest frame body accepted, in bytes (the tag of a coded table comes on top)."""
+    retry_interval: float = 0.1
+    """Seconds between two dials of a link that is down."""
+    gossip: bool = True
+    """Peers tell each other the listening addresses they know, and each peer dials the ones it
+    has no link to, so that a newcomer who knows one member ends up linked to all."""
+    table_code: str | None = None
+    """Link only with peers that know this code (compared exactly, as UTF-8: normalising what
+    people type is the application's business), and authenticate every frame. On both sides of a
+    refused connection the listener's ``problem`` gets exactly ``WRONG_CODE`` (the codes differ),
+    ``CODE_NEEDED`` (a peer without a code met one with a code) or ``NO_CODE_HERE`` (the other
+    way round), and the link keeps dialing."""
+    wrong_code_delay: float = 1.0
+    """Seconds each failed code check holds back every other code check from the same source
+    address (online guessing gets about one guess per delay per address; the others, and the
+    returning members, are not held back)."""
+    handshakes_per_second: float = 2.0
+    handshake_burst: float = 10.0
+    """How many key exchanges one source address may start: a burst, then so many a second
+    (over it a connection is closed before its key exchange)."""
+    stranger_timeout: float = 5.0
+    """Seconds a connection we accepted has to finish its handshake and, from a peer this mesh
+    does not know, to send its first frame (before which it is not linked)."""
+    max_strangers: int = 64
+    max_strangers_per_address: int = 8
+    """Most connections, in all and from one address, that are not known to be a member's (the
+    total is lowered to a quarter of the process's file limit if that is less)."""
+    frame_timeout: float = FRAME_TIMEOUT
+    """Seconds a frame may take to arrive once begun (between frames a link may be silent)."""
+    rate_limits: RateLimits | None = DEFAULT_RATE_LIMITS
+    """What one connection may send us (None: no limit)."""
+    local_networks: Callable[[], Iterable[ipaddress.IPv4Network]] | None = None
+    """Looks up the networks of our interfaces, the only ones a peer can make us dial (None:
+    ask the operating system)."""
+
+    def __post_init__(self) -> None:
+        if self.table_code is not None and not self.table_code:
+            raise ValueError("a table code cannot be empty (None means no code)")
+
+
+class MeshListener:
+    """What a mesh tells its application; every method does nothing unless overridden."""
+
+    def frame_received(self, peer: str, data: bytes) -> None:
+        """An ordered frame from ``peer``: once, in order, within one incarnation of each end."""
+
+    def ephemeral_received(self, peer: str, data: bytes) -> None:
+        """An ephemeral frame from ``peer`` (see ``Mesh.send_ephemeral``)."""
+
+    def link_up(self, hello: Hello, restarted: bool) -> None:
+        """A link is up (``restarted`` when the peer came back with a new incarnation)."""
+
+    def link_down(self, peer: str) -> None:
+        """The connection to ``peer`` ended (the link dials again if it is ours to dial)."""
+
+    def problem(self, who: str, reason: str) -> None:
+        """A connection was closed for a protocol problem."""
+
+    def refusal(self, hello: Hello) -> str | None:
+        """None to accept a peer that said ``hello``, or the reason to refuse it."""
+        return None
+
+
+@dataclass(eq=False)
+class MeshLink:
+    """A link's numbering, and what the adapter keeps for it: its address, connection, dialer."""
+
+    state: LinkState
+    address: tuple[str, int] | None = None
+    connection: Connection | None = None
+    dialer: asyncio.Task[None] | None = None
+    dialed_by_me: bool = False
+    wanted: bool = True
+    ack_scheduled: bool = False
+    known: bool = False
+    """The application dialed or wrote to this peer: its connections are no stranger's."""
+
+    @property
+    def peer(self) -> str:
+        return self.state.peer
+
+
+class Shed(Exception):
+    """A connection closed without a word: its address starts key exchanges too often."""
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A connection past its handshake: who answered, how far it received our frames (counted
+    for our present incarnation) and where it listens."""
+
+    hello: Hello
+    resume: int
+    listen: tuple[str, int] | None

@@ -284,12 +284,15 @@ def read_log(file: str) -> tuple[list[Any], str | None]:
 def _configure_logging(verbose: bool) -> None:
     import logging
 
+    from net.discovery import show_send_errors
+
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
         stream=sys.stderr,
         force=True,
     )
+    show_send_errors(verbose)  # a failed mDNS send is one line, and only with --verbose
 
 
 def _play(session: LanSession, args: PeerConfig) -> int:

@@ -4,6 +4,10 @@ For a spare laptop that should host a bot, for scripts and for the tests. A head
 one JSON object per line on standard output, each with an ``event``:
 
 - ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host) / ``joined``
+- ``back_to_table`` (table, id, address, port, host): ``host`` was started again after a crash,
+  and the table it was at (a log in the data folder, a match not over, the same table name) still
+  plays on the LAN: it takes its seat back there, as ``join`` would, and hosts nothing /
+  ``previous_table_gone`` (table, id): that table is no longer on the LAN, so it hosts a new one
 - ``seated`` (player, team: 1-based, once seated and again if it moves) / ``watching`` (round: a
   match is under way and this peer has no seat; it plays from a later deal if a seat frees up)
 - ``round_started`` (round, teams) / ``round_over`` (round, scores, state_hash, ending, caller)
@@ -32,6 +36,7 @@ from typing import Any, NoReturn, TypeAlias
 from .advert import LanOptions, TableInfo, make_table_code, normalize_code, persistent_peer_id
 from .bots import LEVELS
 from .browse import TableBrowser
+from .comeback import LOOK_FOR, live_table
 from .lan_events import LobbyView, SeatStatus
 from .lan_session import LanSession
 from .matchlog import (
@@ -130,8 +135,12 @@ class JoinConfig:
 
 
 def host(config: HostConfig) -> int:
-    """Host a table and play it headless; the exit status."""
+    """Host a table and play it headless; the exit status. A host restarted while its table
+    plays on (see ``comeback``) goes back to its seat there instead."""
     lan = _lan_options(config.peer)
+    back = _back_to_live_table(lan, config)
+    if back is not None:
+        return back
     lan.players = config.players or 1
     if config.private and lan.table_code is None:
         lan.table_code = make_table_code()
@@ -319,6 +328,35 @@ def _play(session: LanSession, args: PeerConfig) -> int:
     finally:
         session.close(leave=True)
     return 0
+
+
+def _back_to_live_table(lan: LanOptions, config: HostConfig) -> int | None:
+    """Rejoin the live table of the data folder, if the LAN still has it: the exit status; None
+    to host anew (there is none, or nobody advertises it any more: ``previous_table_gone``)."""
+    live = live_table(data_folder() / "logs", lan.peer_id, config.table.name)
+    if live is None:
+        return None
+    wanted = find_tables(config.peer.interface, LOOK_FOR, wanted=live.table_id)
+    table = next((t for t in wanted if t.table_id == live.table_id), None)
+    if table is None:
+        _emit({"event": "previous_table_gone", "table": live.name, "id": live.table_id})
+        return None
+    _emit(
+        {
+            "event": "back_to_table",
+            "table": table.name,
+            "id": table.table_id,
+            "address": table.address,
+            "port": table.port,
+            "host": table.host_name,
+        }
+    )
+    if table.needs_code and config.peer.code is None:
+        message = "your table needs its code: host again with --code and the code it printed"
+        _emit({"event": "error", "message": message})
+        return 1
+    lan.incarnation = int(time.time() * 1000)  # a new incarnation of a known member
+    return _play(LanSession.join(lan, table), config.peer)
 
 
 @dataclass

@@ -76,6 +76,9 @@ __all__ = [
 Record: TypeAlias = dict[str, Any]
 """One JSON line of a headless peer."""
 
+_SAME_NAME_WAIT = 0.5
+"""Seconds ``find_tables`` listens on once the wanted table is found, for others of its name."""
+
 
 @dataclass(frozen=True)
 class PeerConfig:
@@ -168,11 +171,16 @@ def join(config: JoinConfig) -> int:
         what = f"table {config.table!r}" if config.table else "any table"
         _emit({"event": "error", "message": f"found no {what} on the network"})
         return 1
-    if len(tables) > 1 and not config.table:
-        names = ", ".join(sorted(t.name for t in tables))
-        _emit(
-            {"event": "error", "message": f"several tables found ({names}): pick one with --table"}
-        )
+    by_id = [t for t in tables if t.table_id == config.table]
+    tables = by_id or tables
+    if len(tables) > 1:
+        if config.table:
+            message = f"{len(tables)} tables are named {config.table!r}: pick one with --table ID"
+        else:
+            names = ", ".join(sorted(t.name for t in tables))
+            message = f"several tables found ({names}): pick one with --table"
+        listed = [_listed_record(t) for t in tables]
+        _emit({"event": "error", "message": message, "tables": listed})
         return 1
     table = tables[0]
     _emit(
@@ -233,7 +241,8 @@ def run_tables(args: argparse.Namespace) -> int:
 
 def find_tables(interface: str | None, wait: float, wanted: str | None = None) -> list[TableInfo]:
     """Tables advertised on the LAN (by name, then id), listening up to ``wait`` seconds (less
-    once ``wanted``, a table's name or id, is found; then only the tables it names)."""
+    once ``wanted``, a table's name or id, is found: half a second more, for others of that
+    name; then only the tables it names)."""
 
     def named(table: TableInfo) -> bool:
         return wanted in (table.name, table.table_id)
@@ -243,7 +252,12 @@ def find_tables(interface: str | None, wait: float, wanted: str | None = None) -
         browser.started()
         deadline = time.monotonic() + wait
         tables = browser.tables()
-        while time.monotonic() < deadline and not (wanted and any(map(named, tables))):
+        found = False
+        while time.monotonic() < deadline:
+            if wanted and not found and any(map(named, tables)):
+                # Every responder answers the same query within a fraction of a second: listen
+                # that long more, so that a second table of the same name shows up too.
+                found, deadline = True, min(deadline, time.monotonic() + _SAME_NAME_WAIT)
             browser.wait(deadline - time.monotonic())
             tables = browser.tables()
     finally:

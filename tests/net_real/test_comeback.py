@@ -80,3 +80,31 @@ def test_the_window_hosting_again_goes_back_to_the_table_its_crash_left(
         lobby.close()
         ann.stop()
         bo.stop()
+
+
+def test_join_refuses_a_name_two_tables_share_lists_them_and_takes_an_id(tmp_path: Path) -> None:
+    table = _unique("Twins")
+    hosts = [
+        PeerProcess(headless("host", name, table, "--players", "3"), tmp_path / name)
+        for name in ("Ann", "Cy")  # both wait in their lobbies
+    ]
+    tries: list[PeerProcess] = []
+    try:
+        ids = {h.wait_for("hosting")["id"]: name for h, name in zip(hosts, ("Ann", "Cy"))}
+        tries.append(PeerProcess(headless("join", "Bo", table, "--wait", "20"), tmp_path / "bo"))
+        assert tries[0].finish(60) == 1
+        error = tries[0].wait_for("error")
+        assert table in error["message"] and "--table ID" in error["message"]
+        listed = {t["id"]: t for t in error["tables"]}
+        assert set(listed) == set(ids) and not tries[0].events("table_found")
+        for table_id, host in ids.items():
+            assert listed[table_id]["host"] == host and listed[table_id]["table"] == table
+            assert listed[table_id]["address"] == "127.0.0.1" and "seats" in listed[table_id]
+
+        picked = next(iter(ids))
+        tries.append(PeerProcess(headless("join", "Bo", picked, "--wait", "20"), tmp_path / "bo"))
+        found = tries[1].wait_for("table_found")
+        assert (found["id"], found["table"], found["host"]) == (picked, table, ids[picked])
+    finally:
+        for peer in [*hosts, *tries]:
+            peer.stop()

@@ -13,9 +13,17 @@ one JSON object per line on standard output, each with an ``event``:
 - ``round_started`` (round, teams) / ``round_over`` (round, scores, state_hash, ending, caller)
 - ``match_over`` (totals, winner, differences)
 - ``peer_went_silent`` (peer, name: its link went quiet, about a second) / ``peer_heard_again``
-  (peer, name) / ``peer_gone`` (peer, players: the table let it go; its seats are now played by a
-  bot or frozen) / ``peer_returned`` (peer, players: it holds its seats again)
-- ``ignored`` (peer, reason: an entry that did not fit the table) / ``error`` (message)
+  (peer, name) / ``peer_gone`` (peer, players: it went silent and the table let it go, as after a
+  crash or a lost link; its seats are now played by a bot or frozen) / ``peer_left`` (peer,
+  players: the same after a deliberate leave, such as the end of its ``--rounds``) /
+  ``peer_returned`` (peer, players: it holds its seats again)
+- ``rejoining`` (reason): the table went on without this peer (a long pause, a cut on its side);
+  it joins again at once and catches up, without a second ``round_started`` for the round under
+  way
+- ``ignored`` (peer, reason: an entry that did not fit the table; a seat that two peers asked for
+  at once is lobby traffic, not printed: the later one sits elsewhere, as its ``seated`` says)
+- ``error`` (message; ``tables``, each as ``nerts-lan tables --json`` prints it, when ``--table``
+  names several)
 
 It exits 0 when the match is over or after ``--rounds`` rounds, 1 on an error it cannot play on
 from (no table found, refused), 2 for bad arguments.
@@ -26,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import signal
 import sys
 import time
@@ -37,6 +46,7 @@ from .advert import LanOptions, TableInfo, make_table_code, normalize_code, pers
 from .bots import LEVELS
 from .browse import TableBrowser
 from .comeback import LOOK_FOR, live_table
+from .commands import Sit
 from .lan_events import LobbyView, SeatStatus
 from .lan_session import LanSession
 from .matchlog import (
@@ -49,6 +59,8 @@ from .matchlog import (
 from .replica import RoundEnded
 from .session import (
     EntryIgnored,
+    IgnoredKind,
+    LeftBehind,
     MatchEnded,
     PeerGone,
     PeerHeardAgain,
@@ -72,6 +84,8 @@ __all__ = [
     "run_replay",
     "run_tables",
 ]
+
+log = logging.getLogger(__name__)
 
 Record: TypeAlias = dict[str, Any]
 """One JSON line of a headless peer."""
@@ -305,8 +319,6 @@ def read_log(file: str) -> tuple[list[Any], str | None]:
 
 
 def _configure_logging(verbose: bool) -> None:
-    import logging
-
     from net.discovery import show_send_errors
 
     logging.basicConfig(
@@ -405,6 +417,8 @@ def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress)
     for event in events:
         shown: object = event
         if isinstance(event, RoundStarted):
+            if event.number == progress.round_number:
+                continue  # a snapshot caught this peer up within a round it already announced
             progress.round_number = event.number
         elif isinstance(event, RoundEnded):
             shown = _numbered(progress.round_number, event)
@@ -446,10 +460,18 @@ def _membership_record(event: object) -> Record | None:
     if isinstance(event, PeerHeardAgain):
         return {"event": "peer_heard_again", "peer": event.peer, "name": event.name}
     if isinstance(event, PeerGone):
-        return {"event": "peer_gone", "peer": event.peer, "players": list(event.players)}
+        gone = "peer_left" if event.left else "peer_gone"
+        return {"event": gone, "peer": event.peer, "players": list(event.players)}
     if isinstance(event, PeerReturned):
         return {"event": "peer_returned", "peer": event.peer, "players": list(event.players)}
+    if isinstance(event, LeftBehind):
+        return {"event": "rejoining", "reason": "the table went on without us"}
     if isinstance(event, EntryIgnored):
+        if event.kind is IgnoredKind.REFUSED and event.command == Sit.KIND:
+            # Two peers asked for one seat at once: the later one sits elsewhere (its ``seated``
+            # line says where). Lobby traffic, not a fault.
+            log.info("%s did not get its seat: %s", event.peer, event.reason)
+            return None
         return {"event": "ignored", "peer": event.peer, "reason": event.reason}
     return None
 

@@ -90,8 +90,10 @@ log = logging.getLogger(__name__)
 Record: TypeAlias = dict[str, Any]
 """One JSON line of a headless peer."""
 
-_SAME_NAME_WAIT = 0.5
-"""Seconds ``find_tables`` listens on once the wanted table is found, for others of its name."""
+_SAME_NAME_WAIT = 1.5
+"""Seconds ``find_tables`` listens on once the wanted table is found, for others of its name: an
+mDNS responder multicasts a record at most once a second, so a table that just answered someone
+else's query answers only our browser's second query, a second after its first."""
 
 
 @dataclass(frozen=True)
@@ -255,8 +257,8 @@ def run_tables(args: argparse.Namespace) -> int:
 
 def find_tables(interface: str | None, wait: float, wanted: str | None = None) -> list[TableInfo]:
     """Tables advertised on the LAN (by name, then id), listening up to ``wait`` seconds (less
-    once ``wanted``, a table's name or id, is found: half a second more, for others of that
-    name; then only the tables it names)."""
+    once ``wanted``, a table's name or id, is found: 1.5 s more, for others of that name;
+    then only the tables it names)."""
 
     def named(table: TableInfo) -> bool:
         return wanted in (table.name, table.table_id)
@@ -269,8 +271,8 @@ def find_tables(interface: str | None, wait: float, wanted: str | None = None) -
         found = False
         while time.monotonic() < deadline:
             if wanted and not found and any(map(named, tables)):
-                # Every responder answers the same query within a fraction of a second: listen
-                # that long more, so that a second table of the same name shows up too.
+                # Listen on through the browser's next query: another table of this name may
+                # answer only that one (see _SAME_NAME_WAIT).
                 found, deadline = True, min(deadline, time.monotonic() + _SAME_NAME_WAIT)
             browser.wait(deadline - time.monotonic())
             tables = browser.tables()

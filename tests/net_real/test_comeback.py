@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from nerts_lan.browse import TableBrowser
 from nerts_lan.engine import Options
 from tests.waiting import until
 from ui.lan_lobby import LanLobby
@@ -91,6 +92,11 @@ def test_join_refuses_a_name_two_tables_share_lists_them_and_takes_an_id(tmp_pat
     tries: list[PeerProcess] = []
     try:
         ids = {h.wait_for("hosting")["id"]: name for h, name in zip(hosts, ("Ann", "Cy"))}
+        browser = TableBrowser("127.0.0.1")
+        try:  # both on the network (their adverts follow their hosting lines)
+            until(lambda: {t.table_id for t in browser.tables()} >= set(ids), timeout=20)
+        finally:
+            browser.close()
         tries.append(PeerProcess(headless("join", "Bo", table, "--wait", "20"), tmp_path / "bo"))
         assert tries[0].finish(60) == 1
         error = tries[0].wait_for("error")

@@ -52,22 +52,25 @@ def live_table(
         if now - written > RECENT:
             break
         table_id = path.name[: -len(suffix)]
-        machine = _folded(path)
-        if machine is None or machine.settings is None or not table_id.isalnum():
+        machine = _folded(path, name)
+        if machine is None or not table_id.isalnum():
             continue
-        if machine.settings.name == name and machine.phase is not TablePhase.OVER:
+        if machine.phase is not TablePhase.OVER:
             return LiveTable(table_id, name, path)
     return None
 
 
-def _folded(path: Path) -> TableMachine | None:
-    """The table as its log leaves it (the good prefix of a damaged log), or None."""
+def _folded(path: Path, name: str) -> TableMachine | None:
+    """The table named ``name`` as its log leaves it (the good prefix of a damaged log); None
+    for a table of another name (known from its first records) or a log that cannot be read."""
     try:
         records, _ = read_match_log(path)
         machine = TableMachine("comeback")
         for record in records:
             machine = apply_record(machine, record)
             machine.take_events()
+            if machine.settings is not None and machine.settings.name != name:
+                return None
     except (OSError, KeyError, TypeError, ValueError, IndexError):  # MalformedError among them
         return None
-    return machine
+    return machine if machine.settings is not None else None

@@ -4,14 +4,26 @@ For a spare laptop that should host a bot, for scripts and for the tests. A head
 one JSON object per line on standard output, each with an ``event``:
 
 - ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host) / ``joined``
+- ``back_to_table`` (table, id, address, port, host): ``host`` was started again after a crash,
+  and the table it was at (a log in the data folder, a match not over, the same table name) still
+  plays on the LAN: it takes its seat back there, as ``join`` would, and hosts nothing /
+  ``previous_table_gone`` (table, id): that table is no longer on the LAN, so it hosts a new one
 - ``seated`` (player, team: 1-based, once seated and again if it moves) / ``watching`` (round: a
   match is under way and this peer has no seat; it plays from a later deal if a seat frees up)
 - ``round_started`` (round, teams) / ``round_over`` (round, scores, state_hash, ending, caller)
 - ``match_over`` (totals, winner, differences)
 - ``peer_went_silent`` (peer, name: its link went quiet, about a second) / ``peer_heard_again``
-  (peer, name) / ``peer_gone`` (peer, players: the table let it go; its seats are now played by a
-  bot or frozen) / ``peer_returned`` (peer, players: it holds its seats again)
-- ``ignored`` (peer, reason: an entry that did not fit the table) / ``error`` (message)
+  (peer, name) / ``peer_gone`` (peer, players: it went silent and the table let it go, as after a
+  crash or a lost link; its seats are now played by a bot or frozen) / ``peer_left`` (peer,
+  players: the same after a deliberate leave, such as the end of its ``--rounds``) /
+  ``peer_returned`` (peer, players: it holds its seats again)
+- ``rejoining`` (reason): the table went on without this peer (a long pause, a cut on its side);
+  it joins again at once and catches up, without a second ``round_started`` for the round under
+  way
+- ``ignored`` (peer, reason: an entry that did not fit the table; a seat that two peers asked for
+  at once is lobby traffic, not printed: the later one sits elsewhere, as its ``seated`` says)
+- ``error`` (message; ``tables``, each as ``nerts-lan tables --json`` prints it, when ``--table``
+  names several)
 
 It exits 0 when the match is over or after ``--rounds`` rounds, 1 on an error it cannot play on
 from (no table found, refused), 2 for bad arguments.
@@ -22,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import signal
 import sys
 import time
@@ -32,12 +45,16 @@ from typing import Any, NoReturn, TypeAlias
 from .advert import LanOptions, TableInfo, make_table_code, normalize_code, persistent_peer_id
 from .bots import LEVELS
 from .browse import TableBrowser
+from .comeback import LOOK_FOR, live_table
+from .commands import Sit
 from .lan_events import LobbyView, SeatStatus
 from .lan_session import LanSession
 from .matchlog import ReplayedRound, data_folder, read_match_log, replay_report
 from .replica import RoundEnded
 from .session import (
     EntryIgnored,
+    IgnoredKind,
+    LeftBehind,
     MatchEnded,
     PeerGone,
     PeerHeardAgain,
@@ -62,8 +79,15 @@ __all__ = [
     "run_tables",
 ]
 
+log = logging.getLogger(__name__)
+
 Record: TypeAlias = dict[str, Any]
 """One JSON line of a headless peer."""
+
+_SAME_NAME_WAIT = 1.5
+"""Seconds ``find_tables`` listens on once the wanted table is found, for others of its name: an
+mDNS responder multicasts a record at most once a second, so a table that just answered someone
+else's query answers only our browser's second query, a second after its first."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +148,12 @@ class JoinConfig:
 
 
 def host(config: HostConfig) -> int:
-    """Host a table and play it headless; the exit status."""
+    """Host a table and play it headless; the exit status. A host restarted while its table
+    plays on (see ``comeback``) goes back to its seat there instead."""
     lan = _lan_options(config.peer)
+    back = _back_to_live_table(lan, config)
+    if back is not None:
+        return back
     lan.players = config.players or 1
     if config.private and lan.table_code is None:
         lan.table_code = make_table_code()
@@ -153,11 +181,16 @@ def join(config: JoinConfig) -> int:
         what = f"table {config.table!r}" if config.table else "any table"
         _emit({"event": "error", "message": f"found no {what} on the network"})
         return 1
-    if len(tables) > 1 and not config.table:
-        names = ", ".join(sorted(t.name for t in tables))
-        _emit(
-            {"event": "error", "message": f"several tables found ({names}): pick one with --table"}
-        )
+    by_id = [t for t in tables if t.table_id == config.table]
+    tables = by_id or tables
+    if len(tables) > 1:
+        if config.table:
+            message = f"{len(tables)} tables are named {config.table!r}: pick one with --table ID"
+        else:
+            names = ", ".join(sorted(t.name for t in tables))
+            message = f"several tables found ({names}): pick one with --table"
+        listed = [_listed_record(t) for t in tables]
+        _emit({"event": "error", "message": message, "tables": listed})
         return 1
     table = tables[0]
     _emit(
@@ -216,7 +249,8 @@ def run_tables(args: argparse.Namespace) -> int:
 
 def find_tables(interface: str | None, wait: float, wanted: str | None = None) -> list[TableInfo]:
     """Tables advertised on the LAN (by name, then id), listening up to ``wait`` seconds (less
-    once ``wanted``, a table's name or id, is found; then only the tables it names)."""
+    once ``wanted``, a table's name or id, is found: 1.5 s more, for others of that name;
+    then only the tables it names)."""
 
     def named(table: TableInfo) -> bool:
         return wanted in (table.name, table.table_id)
@@ -226,7 +260,12 @@ def find_tables(interface: str | None, wait: float, wanted: str | None = None) -
         browser.started()
         deadline = time.monotonic() + wait
         tables = browser.tables()
-        while time.monotonic() < deadline and not (wanted and any(map(named, tables))):
+        found = False
+        while time.monotonic() < deadline:
+            if wanted and not found and any(map(named, tables)):
+                # Listen on through the browser's next query: another table of this name may
+                # answer only that one (see _SAME_NAME_WAIT).
+                found, deadline = True, min(deadline, time.monotonic() + _SAME_NAME_WAIT)
             browser.wait(deadline - time.monotonic())
             tables = browser.tables()
     finally:
@@ -274,7 +313,7 @@ def read_log(file: str) -> tuple[list[Any], str | None]:
 
 
 def _configure_logging(verbose: bool) -> None:
-    import logging
+    from net.discovery import show_send_errors
 
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
@@ -282,6 +321,7 @@ def _configure_logging(verbose: bool) -> None:
         stream=sys.stderr,
         force=True,
     )
+    show_send_errors(verbose)  # a failed mDNS send is one line, and only with --verbose
 
 
 def _play(session: LanSession, args: PeerConfig) -> int:
@@ -308,6 +348,35 @@ def _play(session: LanSession, args: PeerConfig) -> int:
     finally:
         session.close(leave=True)
     return 0
+
+
+def _back_to_live_table(lan: LanOptions, config: HostConfig) -> int | None:
+    """Rejoin the live table of the data folder, if the LAN still has it: the exit status; None
+    to host anew (there is none, or nobody advertises it any more: ``previous_table_gone``)."""
+    live = live_table(data_folder() / "logs", lan.peer_id, config.table.name)
+    if live is None:
+        return None
+    wanted = find_tables(config.peer.interface, LOOK_FOR, wanted=live.table_id)
+    table = next((t for t in wanted if t.table_id == live.table_id), None)
+    if table is None:
+        _emit({"event": "previous_table_gone", "table": live.name, "id": live.table_id})
+        return None
+    _emit(
+        {
+            "event": "back_to_table",
+            "table": table.name,
+            "id": table.table_id,
+            "address": table.address,
+            "port": table.port,
+            "host": table.host_name,
+        }
+    )
+    if table.needs_code and config.peer.code is None:
+        message = "your table needs its code: host again with --code and the code it printed"
+        _emit({"event": "error", "message": message})
+        return 1
+    lan.incarnation = int(time.time() * 1000)  # a new incarnation of a known member
+    return _play(LanSession.join(lan, table), config.peer)
 
 
 @dataclass
@@ -342,6 +411,8 @@ def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress)
     for event in events:
         shown: object = event
         if isinstance(event, RoundStarted):
+            if event.number == progress.round_number:
+                continue  # a snapshot caught this peer up within a round it already announced
             progress.round_number = event.number
         elif isinstance(event, RoundEnded):
             shown = _numbered(progress.round_number, event)
@@ -383,10 +454,18 @@ def _membership_record(event: object) -> Record | None:
     if isinstance(event, PeerHeardAgain):
         return {"event": "peer_heard_again", "peer": event.peer, "name": event.name}
     if isinstance(event, PeerGone):
-        return {"event": "peer_gone", "peer": event.peer, "players": list(event.players)}
+        gone = "peer_left" if event.left else "peer_gone"
+        return {"event": gone, "peer": event.peer, "players": list(event.players)}
     if isinstance(event, PeerReturned):
         return {"event": "peer_returned", "peer": event.peer, "players": list(event.players)}
+    if isinstance(event, LeftBehind):
+        return {"event": "rejoining", "reason": "the table went on without us"}
     if isinstance(event, EntryIgnored):
+        if event.kind is IgnoredKind.REFUSED and event.command == Sit.KIND:
+            # Two peers asked for one seat at once: the later one sits elsewhere (its ``seated``
+            # line says where). Lobby traffic, not a fault.
+            log.info("%s did not get its seat: %s", event.peer, event.reason)
+            return None
         return {"event": "ignored", "peer": event.peer, "reason": event.reason}
     return None
 

@@ -64,7 +64,7 @@ from .effects import (
 from .engine import State
 from .lan_events import LobbyView, ViewChanged
 from .replica import ActionRejected, EntryKey
-from .session import EntryIgnored, PeerHeardAgain, PeerWentSilent, RoundStarted
+from .session import LeftBehind, PeerHeardAgain, PeerWentSilent, RoundStarted
 from .table import (
     CommitDue,
     LobbyChanged,
@@ -257,7 +257,7 @@ class TablePeer:
         self._effects.append(MemberLogged("returned" if owns_seat else "joined", event.peer))
 
     def _on_gone(self, event: MemberLeft | MemberExcluded) -> None:
-        self.machine.member_gone(event.peer)
+        self.machine.member_gone(event.peer, left=isinstance(event, MemberLeft))
         self._effects.append(MemberLogged("gone", event.peer))
 
     def _on_suspected(self, event: MemberSuspected | MemberRecovered) -> None:
@@ -292,7 +292,7 @@ class TablePeer:
     def _on_expelled(self, event: Expelled) -> None:
         # The others went on without us (a long pause, a partition on our side): join again as
         # a new incarnation and catch up from their stable state; say hello again once in.
-        self._post(EntryIgnored(self.peer_id, "removed from the table: rejoining"))
+        self._post(LeftBehind())
         self._greeted = False
         self._in_flight.clear()
         self._effects.append(Rejoin())

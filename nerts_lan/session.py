@@ -11,7 +11,7 @@ other seats) and the network session (peers on the LAN).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol, TypeAlias, runtime_checkable
 
@@ -24,6 +24,7 @@ __all__ = [
     "CursorMoved",
     "EntryIgnored",
     "IgnoredKind",
+    "LeftBehind",
     "MatchEnded",
     "PacedSession",
     "PausableSession",
@@ -55,10 +56,18 @@ class MatchEnded:
 @dataclass(frozen=True, slots=True)
 class PeerGone:
     """The table let a member go (it left, or stayed silent too long): ``players`` are the seats
-    it held, now played by a bot or frozen, as the table's settings say."""
+    it held, now played by a bot or frozen, as the table's settings say. ``left``: it said
+    goodbye (a deliberate leave), rather than going silent (a crash, a lost link)."""
 
     peer: str
     players: tuple[str, ...]
+    left: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LeftBehind:
+    """The others went on without this peer (a long pause, a cut on its side): it joins the
+    table again at once, as a new incarnation, and catches up from their state."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +114,8 @@ class EntryIgnored:
     peer: str
     reason: str
     kind: IgnoredKind = IgnoredKind.REFUSED
+    command: str = field(default="", compare=False)
+    """The kind of the refused command (``Sit.KIND``...), "" when unknown or malformed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +142,7 @@ SessionEvent: TypeAlias = (
     | PeerWentSilent
     | PeerHeardAgain
     | EntryIgnored
+    | LeftBehind
     | CursorMoved
 )
 

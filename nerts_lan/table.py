@@ -192,15 +192,15 @@ class TableMachine:
         self._events.append(PeerReturned(peer, self.seating.returned(peer)))
         self._events.append(LobbyChanged())
 
-    def member_gone(self, peer: str) -> None:
-        """A member left or was excluded: its seats are played by a bot or frozen."""
+    def member_gone(self, peer: str, left: bool = False) -> None:
+        """A member left (``left``) or was excluded: its seats are played by a bot or frozen."""
         self.members.pop(peer, None)
         if self.host == peer:
             self.host = min(self.members) if self.members else None
         keeper = min(self.members) if self.members else None
         in_lobby = self.phase is TablePhase.LOBBY
         lost = self.seating.gone(peer, keeper, in_lobby, self.settings)
-        self._events.append(PeerGone(peer, lost))
+        self._events.append(PeerGone(peer, lost, left))
         if peer in self.participants:
             self.participants.remove(peer)
             self._advance_seeding()
@@ -227,7 +227,7 @@ class TableMachine:
         except MalformedError as error:
             self._ignore(peer, str(error), IgnoredKind.MALFORMED)
         except RefusedError as error:
-            self._ignore(peer, str(error), IgnoredKind.REFUSED)
+            self._events.append(EntryIgnored(peer, str(error), IgnoredKind.REFUSED, command.KIND))
 
     # --- snapshot -------------------------------------------------------------------------------
 

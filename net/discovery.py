@@ -8,11 +8,18 @@ runs in the asyncio loop (the ``async_`` prefix says so) and is bound to one IPv
 Instance names are ``"<display name> [<instance id>]"``: two tables with the same display name stay
 distinct without relying on the RFC's probing step, which lets ``register`` skip probing (about
 10 ms to be seen instead of about 1.2 s) unless ``probe=True`` is asked for.
+
+A send that fails (``Operation not permitted`` under a firewall's drop, ``Network is
+unreachable`` when the Wi-Fi goes) is routine on a LAN: zeroconf logs it with a full traceback,
+which reads like a crash. Every ``Discovery`` puts a filter on zeroconf's logger that turns such
+a record into one line, at debug level unless ``show_send_errors(True)`` (``--verbose``) asks
+to see it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,12 +32,20 @@ __all__ = [
     "Advert",
     "Discovery",
     "DiscoveryError",
+    "show_send_errors",
 ]
 
 MAX_PROPERTY_LENGTH = 200
 """Longest TXT value accepted from the network; longer ones make the advert be ignored."""
 
 _RESOLVE_TIMEOUT_MS = 3000
+
+
+def show_send_errors(shown: bool) -> None:
+    """Show zeroconf's failed sends (one line each, as warnings) or keep them at debug level
+    (the default; see the module)."""
+    _SEND_ERRORS.shown = shown
+    _SEND_ERRORS.install()
 
 
 class DiscoveryError(ValueError):
@@ -57,6 +72,7 @@ class Discovery:
     """Advertise adverts and watch a service type on one zeroconf instance."""
 
     def __init__(self, interface: str | None = None) -> None:
+        _SEND_ERRORS.install()
         self.interface = interface
         interfaces = [interface] if interface else None
         kwargs = {"interfaces": interfaces} if interfaces else {}
@@ -173,6 +189,34 @@ class Discovery:
         if self._seen.get(name) != advert:
             self._seen[name] = advert
             on_change(name, advert)
+
+
+class _OneLineSendErrors(logging.Filter):
+    """zeroconf's records of a socket error: one line (no traceback), at debug level unless
+    ``shown``; other records pass untouched."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown = False
+
+    def install(self) -> None:
+        logger = logging.getLogger("zeroconf")
+        if self not in logger.filters:
+            logger.addFilter(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not isinstance(error, OSError):
+            return True
+        record.msg, record.args = record.getMessage().replace("\n", " "), None
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        if self.shown:
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger("zeroconf").isEnabledFor(logging.DEBUG)
+
+
+_SEND_ERRORS = _OneLineSendErrors()
 
 
 def _check_advert(advert: Advert) -> None:

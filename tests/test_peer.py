@@ -40,7 +40,7 @@ from nerts_lan.peer import (
     TablePeer,
     ThinkTimer,
 )
-from nerts_lan.session import RoundStarted
+from nerts_lan.session import LeftBehind, RoundStarted
 from nerts_lan.table import EntryIgnored, TablePhase, commit_digest
 from net.events import (
     EntriesStabilized,
@@ -226,7 +226,7 @@ def test_an_expelled_peer_rejoins_and_says_hello_once_back() -> None:
     a = log.peers["a"]
     effects = a.on_core_events([Expelled(3)], ready=False)
     assert Rejoin() in effects
-    assert any(isinstance(e, Post) and isinstance(e.event, EntryIgnored) for e in effects)
+    assert any(isinstance(e, Post) and isinstance(e.event, LeftBehind) for e in effects)
     assert Submit(Hello("A")) not in effects
     assert Submit(Hello("A")) in a.on_core_events([], ready=True)
 

@@ -3,15 +3,18 @@
 ``LanLobby`` is the window's ``LobbyProvider``. Its ``TableBrowser`` watches the LAN's adverts
 for as long as the window is open, so tables appear and vanish in the menu as they are opened and
 closed; hosting or joining starts a ``LanSession`` (its own network thread)
-without blocking the window. While the player sits in the lobby of that table, ``lobby()`` is the
-latest ``LobbyView`` and the lobby commands (sit, ready, bot, start) go to the table; once a round
-is dealt, ``poll`` hands the session over (to the table screen, which then owns and closes it).
+without blocking the window. Hosting a table whose name is that of the table the player's crashed
+game was at, while the LAN still lists it, goes back to that seat instead (``notice`` says so).
+While the player sits in the lobby of that table, ``lobby()`` is the latest ``LobbyView`` and
+the lobby commands (sit, ready, bot, start) go to the table; once a round is
+dealt, ``poll`` hands the session over (to the table screen, which then owns and closes it).
 Nothing here imports pyglet.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from nerts_lan.advert import (
     CODE_REFUSALS,
@@ -22,6 +25,7 @@ from nerts_lan.advert import (
     refusal_text,
 )
 from nerts_lan.browse import CHECK_EVERY, TableBrowser
+from nerts_lan.comeback import live_table
 from nerts_lan.engine import Options
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.lan_session import LanSession
@@ -61,6 +65,7 @@ class LanLobby:
         self._browser: TableBrowser | None = None
         """Started on first use, for as long as the window is open."""
         self._problem = ""
+        self._notice = ""
         self._closed = False
 
     # --- the list of tables ---------------------------------------------------------------------
@@ -77,7 +82,10 @@ class LanLobby:
     # --- host and join ------------------------------------------------------------------------
 
     def host(self, player: str, request: HostRequest) -> None:
+        """Open a table, or go back to the one this player's crashed game was at, when the LAN
+        still has it (``notice`` says so)."""
         self.leave()
+        self._notice = ""
         try:
             settings = TableSettings(
                 request.name.strip()[:40] or f"{player}'s table",
@@ -90,6 +98,12 @@ class LanLobby:
             return
         self._problem = ""
         options = self._options(player)
+        live = live_table(Path(str(options.log_folder)), options.peer_id, settings.name)
+        if live is not None and self.advertised(live.table_id) is not None:
+            # The player's game crashed while this table played on (see nerts_lan.comeback).
+            self.join(player, live.table_id, code=request.code)
+            self._notice = f"Back to your table {live.name}"
+            return
         options.table_code = normalize_code(request.code) if request.code else None
         self._start(LanSession.host(options, settings, wait=False))
 
@@ -97,6 +111,7 @@ class LanLobby:
         self, player: str, table_id: str, team: int | None = None, code: str | None = None
     ) -> None:
         self.leave()
+        self._notice = ""
         table = self.advertised(table_id)
         if table is None:
             self._problem = "that table is gone"
@@ -132,6 +147,10 @@ class LanLobby:
     @property
     def problem(self) -> str:
         return self._problem
+
+    @property
+    def notice(self) -> str:
+        return self._notice
 
     @property
     def table_code(self) -> str | None:

@@ -104,6 +104,12 @@ class LobbyProvider(Protocol):
         ...
 
     @property
+    def notice(self) -> str:
+        """What the player should know of the last host or join ("Back to your table NAME":
+        hosting took them back to the table their crashed game was at), "" when nothing."""
+        ...
+
+    @property
     def table_code(self) -> str | None:
         """The code of the table the player is at (None: an open table, or at none)."""
         ...
@@ -159,6 +165,10 @@ class NoNetwork:
 
     @property
     def problem(self) -> str:
+        return ""
+
+    @property
+    def notice(self) -> str:
         return ""
 
     @property

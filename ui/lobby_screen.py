@@ -99,7 +99,7 @@ class LobbyScreen(FormScreen, Screen):
             return True
         view = self.lobby.lobby()
         self._give_up_opening(now, view)
-        if view is not self._shown or self._problem() != self._shown_problem:
+        if view is not self._shown or self._bottom_line() != self._shown_problem:
             self.resize(self.window.width, self.window.height)
         dirty, self.dirty = self.dirty, False
         return dirty
@@ -110,7 +110,7 @@ class LobbyScreen(FormScreen, Screen):
         panel = Rect(margin, margin, width - 2 * margin, height - 2 * margin)
         self.items.append(Panel(self.batch, self.group, panel, alpha=215))
         self._shown = self.lobby.lobby()
-        self._shown_problem = self._problem()
+        self._shown_problem = self._bottom_line()
         if self.host_form:
             self._build_form(panel)
         elif self.code_table is not None and not self.lobby.active:
@@ -123,7 +123,7 @@ class LobbyScreen(FormScreen, Screen):
                 width / 2,
                 margin + 8,
                 size=13,
-                colour=WARN,
+                colour=WARN if self._problem() else GOOD,
                 anchor_x="center",
                 anchor_y="bottom",
             )
@@ -150,6 +150,10 @@ class LobbyScreen(FormScreen, Screen):
 
     def _problem(self) -> str:
         return self.lobby.problem or self._open_problem
+
+    def _bottom_line(self) -> str:
+        """What went wrong, else what the lobby has to say ("Back to your table NAME")."""
+        return self._problem() or self.lobby.notice
 
     # --- the host's choices --------------------------------------------------------------------
 
@@ -293,7 +297,7 @@ class LobbyScreen(FormScreen, Screen):
         settings = view.settings if view is not None else None
         if view is None or settings is None:
             if self.lobby.active:
-                waiting = "Opening the table…"
+                waiting = self.lobby.notice or "Opening the table…"
             else:
                 waiting = "Could not open the table" if self._open_problem else "Not at a table"
             self.text(waiting, x, y, size=22, bold=True, colour=ACCENT)

@@ -209,7 +209,10 @@ def _add_host_options(parser: argparse.ArgumentParser) -> None:
 def _add_join_options(parser: argparse.ArgumentParser) -> None:
     _add_peer_options(parser)
     parser.add_argument(
-        "--table", default=None, help="the table's name or id (default: the only table found)"
+        "--table",
+        default=None,
+        help="the table's name or id (default: the only table found); a name two tables share "
+        "is refused with both listed: give the id (nerts-lan tables shows them)",
     )
     parser.add_argument(
         "--wait", type=float, default=10.0, metavar="SECONDS", help="how long to look for the table"

@@ -1,0 +1,76 @@
+"""The table a peer was playing when it stopped: found in its data folder, to go back to.
+
+A host whose laptop crashed does not end its table: the others play on (its seat with a bot) and
+the lowest remaining member advertises the table under its id. When the player starts hosting
+again with the same table name, what they expect is their seat back, not a second, empty table
+of that name. ``live_table`` finds that table in the match logs of the data folder (one file
+per table and peer, ``<table id>-<peer id>.nlog``): a recent log of this peer, of a table of
+that name, whose match is not over. The front ends then look for its id on the LAN for a few
+seconds (``LOOK_FOR``) and join it as ``join`` would, or host anew when nobody advertises it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .matchlog import apply_record, read_match_log
+from .table import TableMachine, TablePhase
+
+__all__ = ["LOOK_FOR", "RECENT", "LiveTable", "live_table"]
+
+LOOK_FOR = 5.0
+"""Seconds a restarted host looks for its table on the LAN before it hosts anew (the others
+let a silent member go after about 3 s and only then advertise the table themselves)."""
+
+RECENT = 3600.0
+"""A log written to longer ago than this (seconds) is of a table long over, not a live one."""
+
+
+@dataclass(frozen=True)
+class LiveTable:
+    """A table this peer was at, whose match was not over when its log was last written."""
+
+    table_id: str
+    name: str
+    log_path: Path
+
+
+def live_table(
+    log_folder: Path, peer_id: str, name: str, now: float | None = None
+) -> LiveTable | None:
+    """The most recently written table of ``peer_id`` named ``name`` in ``log_folder`` whose
+    match is not over (None: there is none, or its log cannot be read)."""
+    now = time.time() if now is None else now
+    suffix = f"-{peer_id}.nlog"
+    try:
+        logs = [(p.stat().st_mtime, p) for p in log_folder.glob(f"*{suffix}")]
+    except OSError:
+        return None
+    for written, path in sorted(logs, reverse=True):
+        if now - written > RECENT:
+            break
+        table_id = path.name[: -len(suffix)]
+        machine = _folded(path, name)
+        if machine is None or not table_id.isalnum():
+            continue
+        if machine.phase is not TablePhase.OVER:
+            return LiveTable(table_id, name, path)
+    return None
+
+
+def _folded(path: Path, name: str) -> TableMachine | None:
+    """The table named ``name`` as its log leaves it (the good prefix of a damaged log); None
+    for a table of another name (known from its first records) or a log that cannot be read."""
+    try:
+        records, _ = read_match_log(path)
+        machine = TableMachine("comeback")
+        for record in records:
+            machine = apply_record(machine, record)
+            machine.take_events()
+            if machine.settings is not None and machine.settings.name != name:
+                return None
+    except (OSError, KeyError, TypeError, ValueError, IndexError):  # MalformedError among them
+        return None
+    return machine if machine.settings is not None else None

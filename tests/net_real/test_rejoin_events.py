@@ -1,0 +1,66 @@
+"""What headless peers print around leaves and rejoins, on 127.0.0.1 with real processes: a
+deliberate leave is not a crash, and a peer the table went on without says it rejoins, once."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+from collections import Counter
+from pathlib import Path
+
+from .peers import PeerProcess, headless
+
+SLOW = ["--bot", "hard", "--bot-delay", "0.3"]
+
+
+def _unique(name: str) -> str:
+    return f"{name} {secrets.token_hex(3)}"  # other tests host tables on 127.0.0.1 too
+
+
+def test_a_peer_that_leaves_on_purpose_is_printed_as_left_not_gone(tmp_path: Path) -> None:
+    table = _unique("Goodbye")
+    ann = PeerProcess(headless("host", "Ann", table, "--players", "3"), tmp_path / "ann")
+    bo = PeerProcess(headless("join", "Bo", table), tmp_path / "bo")
+    try:
+        ann.wait_for("hosting")
+        bo_id = bo.wait_for("joined")["peer"]
+        bo.terminate()  # SIGTERM: the peer leaves the table and exits
+        assert bo.finish(30) == 0
+        ann.wait_for("peer_left", timeout=15, peer=bo_id)
+        assert not ann.events("peer_gone")
+    finally:
+        ann.stop()
+        bo.stop()
+
+
+def test_a_peer_the_table_went_on_without_says_it_rejoins_and_starts_no_round_twice(
+    tmp_path: Path,
+) -> None:
+    """Cy is stopped (a laptop lid) until the table lets it go, then continued: it rejoins and
+    catches up from a snapshot of the round under way."""
+    table = _unique("Lid")
+    rounds = ["--rounds", "3", *SLOW]
+    ann = PeerProcess(headless("host", "Ann", table, "--players", "2", *rounds), tmp_path / "ann")
+    cy = PeerProcess(headless("join", "Cy", table, *rounds), tmp_path / "cy")
+    try:
+        ann.wait_for("hosting")
+        cy.wait_for("round_started", timeout=30)
+        cy_id = cy.wait_for("joined")["peer"]
+        os.kill(cy.pid, signal.SIGSTOP)
+        try:
+            ann.wait_for("peer_gone", timeout=20, peer=cy_id)
+        finally:
+            os.kill(cy.pid, signal.SIGCONT)
+        ann.wait_for("peer_returned", timeout=20, peer=cy_id)
+        assert cy.finish(120) == 0, cy.stderr[-3000:]
+        assert ann.finish(120) == 0, ann.stderr[-3000:]
+        printed = [r["event"] for r in cy.lines]
+        assert "rejoining" in printed and "ignored" not in printed, cy.lines
+        started = Counter(r["round"] for r in cy.events("round_started"))
+        assert started and set(started.values()) == {1}, cy.lines
+        ann_hashes = {r["round"]: r["state_hash"] for r in ann.events("round_over")}
+        assert all(ann_hashes[r["round"]] == r["state_hash"] for r in cy.events("round_over"))
+    finally:
+        ann.stop()
+        cy.stop()

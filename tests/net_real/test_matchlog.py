@@ -18,7 +18,7 @@ LOOPBACK = ["--interface", "127.0.0.1"]
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> list[PeerProcess]:
-    """A finished two-laptop match whose peers wrote their logs."""
+    """A finished two-laptop match of at least two rounds whose peers wrote their logs."""
     base = tmp_path_factory.mktemp("match")
     host = PeerProcess(
         [
@@ -33,7 +33,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> list[PeerProcess]:
             "--players",
             "2",
             "--target",
-            "30",
+            "60",  # out of one round's reach: a cut at the end must leave a whole round
         ],
         base / "a",
     )

@@ -88,9 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGHUP, _exit_on_signal)
     work = Path(args.workdir or tempfile.mkdtemp(prefix="nerts-soak-faults-"))
     soak = FaultSoak(work, args)
+    interrupted = False
     try:
         soak.run()
     except KeyboardInterrupt:
+        interrupted = True
         print("soak_faults: interrupted", flush=True)
     finally:
         soak.close()
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     failed = figures["divergences"] or figures["not_back_within_10s"] or figures["crashes"]
-    return 1 if failed else 0
+    return 1 if failed else 130 if interrupted else 0
 
 
 # --- the peers -----------------------------------------------------------------------------------
@@ -638,6 +640,7 @@ class FaultSoak:
         }
         if final:
             print("soak_faults (final):\n" + json.dumps(figures, indent=2), flush=True)
+            print(_summary(figures), flush=True)
         else:
             brief = {k: v for k, v in figures.items() if k not in ("fault_log", "host_descriptors")}
             brief["not_back_within_10s"] = len(self.failures)
@@ -740,6 +743,17 @@ class Stranger:
         for line in self.process.stdout:
             with contextlib.suppress(json.JSONDecodeError):
                 self.last = json.loads(line)
+
+
+def _summary(figures: dict[str, Any]) -> str:
+    descriptors = figures["descriptors"].get("host") or {}
+    return (
+        f"soak_faults: {figures['minutes']} min, {figures['faults']} faults, "
+        f"{len(figures['not_back_within_10s'])} peers not back within {BACK_WITHIN:g} s, "
+        f"{len(figures['crashes'])} crashes, {figures['divergences']} divergences in "
+        f"{figures['rounds_played']} rounds ({figures['hashes_compared']} hashes compared), "
+        f"host descriptors peak {descriptors.get('peak')}, load {figures['load_1min']}"
+    )
 
 
 def _round_of(member: Member, moment: float) -> int:

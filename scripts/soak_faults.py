@@ -62,9 +62,9 @@ HOSTS = 4
 BACK_WITHIN = 10.0
 """Seconds after a heal within which a struck peer must be back at the table."""
 WATCH = 60.0
-"""Seconds after a heal the soak waits for a struck peer before it restarts it."""
+"""Seconds after a heal the soak waits for a struck peer before it restarts it (``--watch``)."""
 STEADY = 5.0
-"""Seconds a peer must stay at the table to count as back."""
+"""Seconds a peer must stay at the table to count as back (``--steady``)."""
 LAG = 3.0
 """Seconds a peer may take to print a round's start or end after another peer did, before it
 counts as behind the table."""
@@ -191,6 +191,8 @@ class FaultSoak:
         self.failures: list[dict[str, Any]] = []
         self.crashes: list[dict[str, Any]] = []
         self.unexpected_gone: list[dict[str, Any]] = []
+        self._unexpected_since: list[float] = []
+        """When each of ``unexpected_gone`` was printed."""
         self.loads: list[tuple[float, float]] = []
         self._lock = threading.Lock()
         self._decks: dict[str, list[Any]] = {}
@@ -204,11 +206,12 @@ class FaultSoak:
         self._wait_for_table()
         end = self.started + self.args.minutes * 60
         next_fault = time.monotonic() + self._interval()
-        while time.monotonic() < end:
+        while time.monotonic() < end and len(self.faults) < self.args.faults:
             self.tick()
             if time.monotonic() >= next_fault:
                 fault = self._strike()
-                next_fault = max(fault.started + self._interval(), time.monotonic() + 10.0)
+                pause = min(10.0, self.args.every[0])  # the table settles before the next
+                next_fault = max(fault.started + self._interval(), time.monotonic() + pause)
 
     def tick(self) -> None:
         """A quarter second of the soak: samples, reports, and peers that ended by themselves."""
@@ -312,7 +315,7 @@ class FaultSoak:
         """Wait until every struck peer is back at the table (or ``WATCH`` passes)."""
         assert fault.healed is not None
         returns = {name: Return(fault.healed) for name in fault.victims}
-        while time.monotonic() < fault.healed + WATCH:
+        while time.monotonic() < fault.healed + self.args.watch:
             self.tick()
             with self._lock:
                 for name, watched in returns.items():
@@ -348,7 +351,7 @@ class FaultSoak:
         if since is None or behind or not watched.followed:
             return
         start = max(since, watched.caught_up, watched.healed)
-        if now - start >= STEADY:
+        if now - start >= self.args.steady:
             watched.back = round(start - watched.healed, 2)
 
     def _table_round(self, moment: float, struck: set[str]) -> int:
@@ -365,7 +368,11 @@ class FaultSoak:
                 "peer": member.name,
                 "back_s": "never" if back is None else back,
                 "excluded": member.name in fault.excluded,
-                "state": self._state_of(member, set(fault.victims)),
+                "state": (
+                    self._state_of(member, set(fault.victims))
+                    if back is None
+                    else f"back {back} s after the heal: over the {BACK_WITHIN:g} s limit"
+                ),
                 "printed": [r for r in self._printed(member) if "round" not in r.get("event", "")],
                 "stderr": self._stderr_since(member, fault.stderr_from.get(member.name, 0)),
             }
@@ -563,16 +570,33 @@ class FaultSoak:
     def _membership(self, observer: Member, peer: str, event: str, now: float) -> None:
         word = "gone" if event == "peer_gone" else "returned"
         observer.views[peer] = (now, word)
-        if word != "gone":
-            return
         struck = self._by_peer_id(peer)
+        if struck is None:
+            return
+        if word == "returned":
+            self._unexpected_return(observer, struck, now)
+            return
         fault = self.current
-        if fault is not None and struck is not None and struck.name in fault.victims:
+        if fault is not None and struck.name in fault.victims:
             fault.excluded.add(struck.name)
-        elif struck is not None:
+        else:  # no fault struck it: the stranger, or a fault's late effect
+            self._unexpected_since.append(now)
             self.unexpected_gone.append(
-                {"at_min": self._minutes(now), "observer": observer.name, "peer": struck.name}
+                {
+                    "at_min": self._minutes(now),
+                    "observer": observer.name,
+                    "peer": struck.name,
+                    "back_s": None,
+                }
             )
+
+    def _unexpected_return(self, observer: Member, struck: Member, now: float) -> None:
+        """Say how long an exclusion no fault explains lasted, in the observer's eyes."""
+        for gone, since in zip(reversed(self.unexpected_gone), reversed(self._unexpected_since)):
+            if gone["observer"] == observer.name and gone["peer"] == struck.name:
+                if gone["back_s"] is None:
+                    gone["back_s"] = round(now - since, 1)
+                return
 
     def _at_table_since(self, member: Member) -> float | None:
         """Since when ``member`` is back at the table (None: it is not): running, joined, at
@@ -682,7 +706,7 @@ class FaultSoak:
 
     def _stderr_since(self, member: Member, offset: int) -> list[str]:
         """What the peer wrote on standard error since ``offset``, without the stranger's noise:
-        its last 30 lines."""
+        its first 10 and last 20 lines."""
         try:
             with member.stderr_file.open("rb") as file:
                 file.seek(offset)
@@ -692,7 +716,9 @@ class FaultSoak:
         stranger = self.lab.address(HOSTS) if self.lab is not None else "-"
         lines = [line[:300] for line in text.splitlines() if stranger not in line]
         noise = len(text.splitlines()) - len(lines)
-        return [*lines[-30:], f"(and {noise} lines about the stranger's connections)"]
+        if len(lines) > 30:
+            lines = [*lines[:10], f"({len(lines) - 30} lines left out)", *lines[-20:]]
+        return [*lines, f"(and {noise} lines about the stranger's connections)"]
 
     def _minutes(self, moment: float) -> float:
         return round((moment - self.started) / 60, 2)
@@ -811,6 +837,23 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--shortest", action="store_true", help="every fault at its shortest (a quick check)"
+    )
+    parser.add_argument(
+        "--faults", type=int, default=1_000_000, metavar="N", help="stop after N faults"
+    )
+    parser.add_argument(
+        "--watch",
+        type=float,
+        default=WATCH,
+        metavar="SECONDS",
+        help=f"how long a struck peer has to come back before it is restarted ({WATCH:g})",
+    )
+    parser.add_argument(
+        "--steady",
+        type=float,
+        default=STEADY,
+        metavar="SECONDS",
+        help=f"how long a peer must stay at the table to count as back ({STEADY:g})",
     )
     parser.add_argument("--report-every", type=float, default=300.0, metavar="SECONDS")
     parser.add_argument("--bot", default="hard", choices=["easy", "medium", "hard", "instant"])

@@ -396,9 +396,15 @@ class FaultSoak:
             mine, table = _round_of(member, now), self._table_round(now, struck)
             last = member.progress[-1][0] if member.progress else None
         quiet = f"{now - last:.0f} s ago" if last is not None else "never"
+        gone = (
+            f"{', '.join(saying_gone)} printed peer_gone for it and no peer_returned since"
+            if saying_gone
+            else "no peer says it is gone right now"
+        )
         return (
-            f"peer_gone without peer_returned from {saying_gone or 'nobody'}; at round {mine}, "
-            f"the others at round {table}; its last round event {quiet}"
+            f"{gone}; it never stayed at the table and level with the rounds for "
+            f"{self.args.steady:g} s in a row; at round {mine}, the others at round {table}; "
+            f"its last round event {quiet}"
         )
 
     def _printed(self, member: Member) -> list[dict[str, Any]]:
@@ -658,6 +664,7 @@ class FaultSoak:
             "memory_kib": {m.name: _spread([k for _, k in m.memory]) for m in self.members},
             "cpu_percent": {m.name: self._cpu_percent(m) for m in self.members},
             "restarts": {m.name: m.restarts for m in self.members},
+            "stderr_lines": {m.name: _stderr_counts(m.stderr_file) for m in self.members},
             "stranger": self.stranger.last if self.stranger is not None else None,
             "stranger_cpu_percent": self._stranger_cpu(),
             "fault_log": faults,
@@ -785,6 +792,20 @@ def _summary(figures: dict[str, Any]) -> str:
 def _round_of(member: Member, moment: float) -> int:
     """The highest round ``member``'s present process had started or ended by ``moment``."""
     return max((number for when, number in member.progress if when <= moment), default=-1)
+
+
+def _stderr_counts(path: Path) -> dict[str, int]:
+    """Lines of a peer's standard error worth a look: all, tracebacks, and asyncio's warning
+    for writes into a connection already lost."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return {}
+    return {
+        "lines": len(lines),
+        "tracebacks": sum(line.startswith("Traceback") for line in lines),
+        "writes_after_connection_lost": sum("socket.send() raised" in line for line in lines),
+    }
 
 
 def _size(path: Path) -> int:

@@ -13,9 +13,15 @@ hundreds of idle connections (a valid hello then nothing, or nothing at all).
     sudo PYTHONPATH=$PWD python3 scripts/soak_faults.py --minutes 30 --seed 1 --json soak.json
 
 After each heal (or SIGCONT, or restart) it measures how long the struck peers take to be back at
-the table: running, joined, and no other peer's last word about them being ``peer_gone`` (a
-``peer_returned`` ends an exclusion), held for 5 s. A peer not back within 60 s is restarted (the
-host as a joiner of the table, if its own command did not bring it back) so the soak goes on.
+the table: running, joined, no other peer's last word about them being ``peer_gone`` (a
+``peer_returned`` ends an exclusion), their rounds level with the others' (a round's start or
+end printed within 3 s of the others'), all held for 5 s (``--steady``); at least one round event
+after the heal shows that they follow the play. A peer not back within 60 s (``--watch``) is
+restarted (the host as a joiner of the table: its own command may open a second one) so the soak
+goes on.
+It reads the peers' headless lines: ``hosting`` and ``table_found`` (the table's id; a process
+that prints neither counts as at the soak's table), ``joined`` (the peer id), ``round_started`` and
+``round_over`` (rounds and hashes), ``peer_gone`` and ``peer_returned``.
 
 Printed every ``--report-every`` seconds and at the end (``--json FILE`` keeps the end's):
 divergences (rounds whose state hashes differ between peers: must be 0), the return time of
@@ -383,7 +389,7 @@ class FaultSoak:
         with self._lock:
             if not member.running:
                 return "not running"
-            if member.table_id != self.table_id:
+            if not self._at_soak_table(member):
                 return f"at another table ({member.table_id}), not the soak's ({self.table_id})"
             if member.joined_at is None:
                 return "its present process never printed joined"
@@ -560,7 +566,7 @@ class FaultSoak:
             elif event == "joined":
                 member.joined_at = now
                 member.peer_id = str(record.get("peer"))
-            elif event in ("round_started", "round_over") and member.table_id == self.table_id:
+            elif event in ("round_started", "round_over") and self._at_soak_table(member):
                 self._round_event(member, record, now)
             elif event in ("peer_gone", "peer_returned"):
                 self._membership(member, str(record.get("peer")), event, now)
@@ -604,13 +610,18 @@ class FaultSoak:
                     gone["back_s"] = round(now - since, 1)
                 return
 
+    def _at_soak_table(self, member: Member) -> bool:
+        """Not at another table: a process that printed no table id (a host that rejoins its
+        table may print none) is taken to be at the soak's."""
+        return member.table_id in (None, self.table_id)
+
     def _at_table_since(self, member: Member) -> float | None:
         """Since when ``member`` is back at the table (None: it is not): running, joined, at
         the soak's table, and no healthy peer's last word about it is ``peer_gone`` (under the
         lock)."""
         if not member.running or member.stopped or member.joined_at is None:
             return None
-        if member.table_id != self.table_id or member.peer_id is None:
+        if not self._at_soak_table(member) or member.peer_id is None:
             return None
         since = member.joined_at
         struck = self.current.victims if self.current is not None else []

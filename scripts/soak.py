@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -32,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from soaklib import compare_hashes, cpu_seconds, resident_kib, without_host_options
 
 from nerts_lan.peerprocess import PeerProcess
 
@@ -163,7 +164,7 @@ class Soak:
 
     def crash_and_restart(self, peer: Peer) -> None:
         if peer.process is not None and peer.process.running:
-            peer.cpu_seconds += _cpu_seconds(peer.process.pid) or 0.0
+            peer.cpu_seconds += cpu_seconds(peer.process.pid) or 0.0
             peer.process.kill()
         peer.restarts += 1
         with self._lock:
@@ -175,21 +176,21 @@ class Soak:
             peer.command = ["join", *peer.command[1:]]
             table = peer.command.index("--table")
             peer.command[table + 1] = self.table_id
-            peer.command = _without_host_options(peer.command)
+            peer.command = without_host_options(peer.command)
         self._launch(peer)
 
     def sample_memory(self) -> None:
         now = time.monotonic() - self.started
         for peer in self.peers:
             if peer.process is not None and peer.process.running:
-                rss = _resident_kib(peer.process.pid)
+                rss = resident_kib(peer.process.pid)
                 if rss is not None and (not peer.memory or now - peer.memory[-1][0] >= 30):
                     peer.memory.append((now, rss))
 
     def stop(self) -> None:
         for peer in self.peers:
             if peer.process is not None and peer.process.running:
-                peer.cpu_seconds += _cpu_seconds(peer.process.pid) or 0.0
+                peer.cpu_seconds += cpu_seconds(peer.process.pid) or 0.0
                 peer.process.terminate()  # all at once: they leave the table together
         for peer in self.peers:
             if peer.process is not None:
@@ -197,24 +198,19 @@ class Soak:
 
     def report(self, final: bool) -> dict[str, Any]:
         with self._lock:
-            by_round: dict[int, dict[str, str]] = {}
-            for peer in self.peers:
-                for number, digest in peer.rounds.items():
-                    by_round.setdefault(number, {})[peer.name] = digest
+            hashes = compare_hashes({p.name: dict(p.rounds) for p in self.peers})
             still_pending = dict(self._pending_back)
-        compared = sum(len(hashes) - 1 for hashes in by_round.values() if len(hashes) > 1)
-        diverged = sorted(n for n, hashes in by_round.items() if len(set(hashes.values())) > 1)
         # A peer restarted just before the end has had no time to come back: not counted.
         now = time.monotonic()
         not_back = sum(1 for since in still_pending.values() if now - since > BACK_WITHIN)
         figures: dict[str, Any] = {
             "minutes": round((time.monotonic() - self.started) / 60, 1),
             "peers": len(self.peers),
-            "rounds_played": max(by_round, default=0),
+            "rounds_played": hashes.rounds_played,
             "rounds_reported": {p.name: len(p.rounds) for p in self.peers},
-            "hashes_compared": compared,
-            "divergences": len(diverged),
-            "diverged_rounds": diverged,
+            "hashes_compared": hashes.compared,
+            "divergences": len(hashes.diverged_rounds),
+            "diverged_rounds": hashes.diverged_rounds,
             "restarts": sum(p.restarts for p in self.peers),
             "restarts_not_back": not_back,
             "back_seconds": [round(s, 1) for s in self.back_times],
@@ -272,46 +268,11 @@ class Soak:
     def _cpu_of(self, peer: Peer) -> float:
         live = 0.0
         if peer.process is not None and peer.process.running:
-            live = _cpu_seconds(peer.process.pid) or 0.0
+            live = cpu_seconds(peer.process.pid) or 0.0
         return peer.cpu_seconds + live
 
     def _clock(self) -> str:
         return f"{(time.monotonic() - self.started) / 60:5.1f} min"
-
-
-def _without_host_options(command: list[str]) -> list[str]:
-    """A host's command line as a join: the options only a host takes are dropped."""
-    kept: list[str] = []
-    skip = False
-    for argument in command:
-        if skip:
-            skip = False
-        elif argument in ("--players", "--target"):
-            skip = True
-        elif argument == "--private":
-            continue
-        else:
-            kept.append(argument)
-    return kept
-
-
-def _resident_kib(pid: int) -> int | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        return None
-    return None
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    """User plus system CPU time of a live process, from /proc."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:

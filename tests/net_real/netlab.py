@@ -2,8 +2,10 @@
 
 Every host is a namespace with one veth interface on a bridge that lives in a namespace of its
 own, so nothing touches the machine's real interfaces, and the only addresses used are inside
-those namespaces. Faults: a link taken down (a partition) and random packet loss with iptables
-(this kernel has no netem; delay is injected in the project's own transport instead).
+those namespaces. Faults: a link taken down (a partition), a one-way cut (one host drops what
+another sends it) and random packet loss with iptables (this kernel has no netem; delay is
+injected in the project's own transport instead). Every iptables rule lives in a namespace of the
+lab and carries its tag, so it goes with the lab.
 """
 
 from __future__ import annotations
@@ -53,6 +55,15 @@ class NetLab:
     def heal(self, host: int) -> None:
         self._ip("-n", self.bridge, "link", "set", f"p{host}", "up")
 
+    def drop_from(self, host: int, source: int) -> None:
+        """A one-way cut: ``host`` drops every packet ``source`` sends it (``source`` still
+        hears ``host``); ``undrop`` heals it."""
+        self._iptables(host, "-A", *self._drop_rule(source))
+
+    def undrop(self, host: int, source: int) -> None:
+        """Heal the one-way cut ``drop_from(host, source)`` made."""
+        self._iptables(host, "-D", *self._drop_rule(source))
+
     def lose(self, host: int, probability: float) -> None:
         """Drop packets to and from ``host`` at random with ``probability``."""
         if shutil.which("iptables") is None:
@@ -79,6 +90,8 @@ class NetLab:
             )
 
     def close(self) -> None:
+        """Delete the lab's namespaces (their iptables rules go with them). The programs still
+        running in one keep it alive until they end: stop them first."""
         for namespace in reversed(self._made):
             subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
         self._made.clear()
@@ -110,6 +123,26 @@ class NetLab:
             self._ip("-n", host, "route", "add", "224.0.0.0/4", "dev", "eth0")
             self._ip("-n", self.bridge, "link", "set", f"p{index}", "master", "br0")
             self._ip("-n", self.bridge, "link", "set", f"p{index}", "up")
+
+    def _drop_rule(self, source: int) -> list[str]:
+        return [
+            "INPUT",
+            "-s",
+            self.address(source),
+            "-m",
+            "comment",
+            "--comment",
+            self.tag,
+            "-j",
+            "DROP",
+        ]
+
+    def _iptables(self, host: int, *rule: str) -> None:
+        if shutil.which("iptables") is None:
+            pytest.skip("iptables is not installed")
+        subprocess.run(
+            [*self.prefix(host), "iptables", *rule], check=True, capture_output=True, text=True
+        )
 
     def _netns(self, name: str) -> None:
         self._ip("netns", "add", name)

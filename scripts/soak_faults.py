@@ -19,9 +19,10 @@ end printed within 3 s of the others'), all held for 5 s (``--steady``); at leas
 after the heal shows that they follow the play. A peer not back within 60 s (``--watch``) is
 restarted (the host as a joiner of the table: its own command may open a second one) so the soak
 goes on.
-It reads the peers' headless lines: ``hosting`` and ``table_found`` (the table's id; a process
-that prints neither counts as at the soak's table), ``joined`` (the peer id), ``round_started`` and
-``round_over`` (rounds and hashes), ``peer_gone`` and ``peer_returned``.
+It reads the peers' headless lines: ``hosting``, ``table_found`` and ``back_to_table`` (the
+table's id; a process that prints none counts as at the soak's table), ``joined`` (the peer id),
+``round_started`` and ``round_over`` (rounds and hashes), ``peer_gone``, ``peer_left`` and
+``peer_returned``.
 
 Printed every ``--report-every`` seconds and at the end (``--json FILE`` keeps the end's):
 divergences (rounds whose state hashes differ between peers: must be 0), the return time of
@@ -561,14 +562,14 @@ class FaultSoak:
                 member.peer_id = str(record.get("peer"))
                 if self.table_id is None:
                     self.table_id = member.table_id
-            elif event == "table_found":
+            elif event in ("table_found", "back_to_table"):
                 member.table_id = str(record.get("id"))
             elif event == "joined":
                 member.joined_at = now
                 member.peer_id = str(record.get("peer"))
             elif event in ("round_started", "round_over") and self._at_soak_table(member):
                 self._round_event(member, record, now)
-            elif event in ("peer_gone", "peer_returned"):
+            elif event in ("peer_gone", "peer_left", "peer_returned"):
                 self._membership(member, str(record.get("peer")), event, now)
 
     def _round_event(self, member: Member, record: dict[str, Any], now: float) -> None:
@@ -580,7 +581,7 @@ class FaultSoak:
             self.playing = True
 
     def _membership(self, observer: Member, peer: str, event: str, now: float) -> None:
-        word = "gone" if event == "peer_gone" else "returned"
+        word = "returned" if event == "peer_returned" else "gone"  # a leave is an absence too
         observer.views[peer] = (now, word)
         struck = self._by_peer_id(peer)
         if struck is None:

@@ -87,6 +87,10 @@ class Connection:
     def write(self, body: list[Any]) -> bytes:
         """Write one frame (with its tag on an authenticated connection); the body written."""
         data = pack_body(body)
+        if self.writer.transport.is_closing():
+            # Lost or closing: its reader ends the link soon, and the link resends what was not
+            # acknowledged. Writing on would only make asyncio log each write as a failure.
+            return data
         tags = self.outgoing_tags
         if tags is None:
             self.writer.write(HEADER.pack(len(data)) + data)

@@ -62,6 +62,29 @@ def test_closing_drops_a_connection_whose_bytes_cannot_drain() -> None:
     run_meshes(scenario)
 
 
+def test_frames_sent_into_a_lost_connection_are_resent_not_logged_as_failures(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Between a connection's loss and its reader noticing, sends must not go into the dead
+    socket (asyncio logs each as "socket.send() raised exception": thousands of lines in a
+    soak); they wait for the next connection."""
+
+    async def scenario(meshes: Meshes) -> None:
+        a, b = meshes.make("a"), meshes.make("b")
+        port_b = await b.mesh.async_listen("127.0.0.1")
+        a.mesh.connect("b", "127.0.0.1", port_b)
+        await until(lambda: a.connected and b.connected)
+        a.mesh.cut("b")  # lost; the reader has not noticed yet
+        for i in range(20):
+            a.mesh.send("b", b"after %d" % i)
+        await until(lambda: len(b.frames) == 20)
+        assert [d for _, d in b.frames] == [b"after %d" % i for i in range(20)]
+
+    with caplog.at_level(logging.WARNING, logger="asyncio"):
+        run_meshes(scenario)
+    assert not [r for r in caplog.records if "raised exception" in r.getMessage()]
+
+
 def test_simultaneous_dials_leave_one_connection_and_both_directions_work() -> None:
     async def scenario(meshes: Meshes) -> None:
         a, b = meshes.make("a"), meshes.make("b")

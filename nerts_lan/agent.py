@@ -137,6 +137,8 @@ class TableAgent:
         if self._trace is not None:
             self._trace.close()
         if self._log is not None:
+            if leave:
+                self._log.member("left", self.options.peer_id)
             self._log.close()
 
     def submit(self, command: TableCommand) -> None:

@@ -5,8 +5,9 @@ the lowest remaining member advertises the table under its id. When the player s
 again with the same table name, what they expect is their seat back, not a second, empty table
 of that name. ``live_table`` finds that table in the match logs of the data folder (one file
 per table and peer, ``<table id>-<peer id>.nlog``): a recent log of this peer, of a table of
-that name, whose match is not over. The front ends then look for its id on the LAN for a few
-seconds (``LOOK_FOR``) and join it as ``join`` would, or host anew when nobody advertises it.
+that name, whose match is not over and that the peer did not leave on purpose. The front ends
+then look for its id on the LAN for a few seconds (``LOOK_FOR``) and join it as ``join`` would,
+or host anew when nobody advertises it.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def live_table(
         if now - written > RECENT:
             break
         table_id = path.name[: -len(suffix)]
-        machine = _folded(path, name)
+        machine = _folded(path, name, peer_id)
         if machine is None or not table_id.isalnum():
             continue
         if machine.phase is not TablePhase.OVER:
@@ -60,11 +61,14 @@ def live_table(
     return None
 
 
-def _folded(path: Path, name: str) -> TableMachine | None:
+def _folded(path: Path, name: str, peer_id: str) -> TableMachine | None:
     """The table named ``name`` as its log leaves it (the good prefix of a damaged log); None
-    for a table of another name (known from its first records) or a log that cannot be read."""
+    for a table of another name (known from its first records), a table this peer left on
+    purpose (its log ends with that) or a log that cannot be read."""
     try:
         records, _ = read_match_log(path)
+        if records and records[-1] == ["member", "left", peer_id]:
+            return None
         machine = TableMachine("comeback")
         for record in records:
             machine = apply_record(machine, record)

@@ -90,6 +90,8 @@ class MatchLogWriter:
         self._write(["entry", ts, peer, payload])
 
     def member(self, change: str, peer: str) -> None:
+        """A membership change: "joined", "returned", "gone", or "left" for this log's own peer
+        leaving on purpose (so a restart later does not take the table for a crashed one)."""
         self._write(["member", change, peer])
 
     def snapshot(self, stable_index: int, snapshot: Any) -> None:
@@ -284,7 +286,9 @@ def apply_record(machine: TableMachine, record: list[Any]) -> TableMachine:
         return TableMachine.from_snapshot(machine.local_peer, record[2])
     if kind == "member":
         change, peer = record[1], record[2]
-        if change == "gone":
+        if change == "left":
+            pass  # this log's own peer left on purpose: its last record, nothing to fold
+        elif change == "gone":
             machine.member_gone(peer)
         elif change == "returned":
             machine.member_returned(peer)
@@ -402,7 +406,7 @@ def _well_formed(record: Any) -> bool:
     if kind == "member":
         return (
             len(record) == 3
-            and record[1] in ("joined", "returned", "gone")
+            and record[1] in ("joined", "returned", "gone", "left")
             and isinstance(record[2], str)
         )
     if kind == "snapshot":

@@ -14,8 +14,11 @@ from nerts_lan.matchlog import MatchLogWriter
 from nerts_lan.table import TableMachine, TableSettings
 
 
-def _log(folder: Path, table_id: str, peer: str, name: str, over: bool = False) -> Path:
-    """The log ``peer`` wrote at table ``table_id`` named ``name`` (a match over, if ``over``)."""
+def _log(
+    folder: Path, table_id: str, peer: str, name: str, over: bool = False, left: bool = False
+) -> Path:
+    """The log ``peer`` wrote at table ``table_id`` named ``name`` (a match over, if ``over``;
+    ending with its deliberate leave, if ``left``)."""
     path = folder / f"{table_id}-{peer}.nlog"
     writer = MatchLogWriter(path)
     writer.member("joined", peer)
@@ -28,6 +31,8 @@ def _log(folder: Path, table_id: str, peer: str, name: str, over: bool = False) 
         for ts, command in enumerate(commands, start=1):
             machine.stable_entry((ts, peer), command.to_wire())
         writer.snapshot(len(commands), {**machine.snapshot(), "phase": "over"})
+    if left:
+        writer.member("left", peer)
     writer.close()
     return path
 
@@ -52,3 +57,8 @@ def test_a_match_over_or_a_log_left_long_ago_is_not_a_live_table(tmp_path: Path)
     (tmp_path / "0000000c-ann-1.nlog").write_bytes(b"not a log")
     assert live_table(tmp_path, "ann-1", "Kitchen") is None
     assert live_table(tmp_path / "missing", "ann-1", "Kitchen") is None
+
+
+def test_a_table_left_on_purpose_is_not_a_live_table(tmp_path: Path) -> None:
+    _log(tmp_path, "0000000d", "ann-1", "Kitchen", left=True)
+    assert live_table(tmp_path, "ann-1", "Kitchen") is None

@@ -42,6 +42,26 @@ def test_a_restarted_host_whose_table_is_gone_says_so_and_hosts_anew(tmp_path: P
             again.stop()
 
 
+def test_a_host_that_left_on_purpose_hosts_anew_at_once(tmp_path: Path) -> None:
+    """Leaving (Ctrl-C, the end of ``--rounds``) is not a crash: hosting that name again opens a
+    new table at once, without looking for the old one."""
+    table = _unique("Done")
+    first = PeerProcess(headless("host", "Ann", table, *FAST), tmp_path / "ann")
+    again: PeerProcess | None = None
+    try:
+        hosted = first.wait_for("hosting")
+        first.wait_for("seated")
+        first.terminate()  # a deliberate leave: it says goodbye and closes its log
+        again = PeerProcess(headless("host", "Ann", table, *FAST), tmp_path / "ann")
+        hosting = again.wait_for("hosting", timeout=20)
+        assert hosting["id"] != hosted["id"]
+        assert again.lines[0]["event"] == "hosting", again.lines[:2]
+    finally:
+        first.stop()
+        if again is not None:
+            again.stop()
+
+
 def test_the_window_hosting_again_goes_back_to_the_table_its_crash_left(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -101,13 +101,15 @@ class Connection:
     async def read_raw(self) -> bytes:
         """The body of the next frame, its tag checked on an authenticated connection; ``Broken``
         if the frame, once begun, takes over ``frame_timeout`` seconds to arrive."""
-        first = await self.reader.readexactly(1)  # waiting for a frame: no time limit
+        # Waiting for a frame has no time limit (an idle link stays open); a stall within its
+        # header is an idle link too. From its length on, the frame has frame_timeout to arrive.
         # Not a timer per frame (thousands a second): a watchdog looks at when this one began.
+        header = await self.reader.readexactly(HEADER.size)
         self._frame_began = time.monotonic()
         if self._watchdog is None:
             self._watch()
         try:
-            (length,) = HEADER.unpack(first + await self.reader.readexactly(HEADER.size - 1))
+            (length,) = HEADER.unpack(header)
             tags = self.incoming_tags
             limit = self.max_frame if tags is None else self.max_frame + TAG_SIZE
             if length > limit:

@@ -3,8 +3,9 @@
 For a spare laptop that should host a bot, for scripts and for the tests. A headless peer prints
 one JSON object per line on standard output, each with an ``event``:
 
-- ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host) / ``joined``
-- ``back_to_table`` (table, id, address, port, host): ``host`` was started again after a crash,
+- ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host, needs_code) /
+  ``joined``
+- ``back_to_table`` (the same fields as ``table_found``): ``host`` was started again after a crash,
   and the table it was at (a log in the data folder, a match not over, the same table name) still
   plays on the LAN: it takes its seat back there, as ``join`` would, and hosts nothing /
   ``previous_table_gone`` (table, id): that table is no longer on the LAN, so it hosts a new one
@@ -193,17 +194,7 @@ def join(config: JoinConfig) -> int:
         _emit({"event": "error", "message": message, "tables": listed})
         return 1
     table = tables[0]
-    _emit(
-        {
-            "event": "table_found",
-            "table": table.name,
-            "id": table.table_id,
-            "address": table.address,
-            "port": table.port,
-            "host": table.host_name,
-            "needs_code": table.needs_code,
-        }
-    )
+    _emit(_found_record("table_found", table))
     if table.needs_code and lan.table_code is None:
         _emit({"event": "error", "message": "this table needs a code: ask its host, add --code"})
         return 1
@@ -361,16 +352,7 @@ def _back_to_live_table(lan: LanOptions, config: HostConfig) -> int | None:
     if table is None:
         _emit({"event": "previous_table_gone", "table": live.name, "id": live.table_id})
         return None
-    _emit(
-        {
-            "event": "back_to_table",
-            "table": table.name,
-            "id": table.table_id,
-            "address": table.address,
-            "port": table.port,
-            "host": table.host_name,
-        }
-    )
+    _emit(_found_record("back_to_table", table))
     if table.needs_code and config.peer.code is None:
         message = "your table needs its code: host again with --code and the code it printed"
         _emit({"event": "error", "message": message})
@@ -468,6 +450,19 @@ def _membership_record(event: object) -> Record | None:
             return None
         return {"event": "ignored", "peer": event.peer, "reason": event.reason}
     return None
+
+
+def _found_record(event: str, table: TableInfo) -> Record:
+    """The line of a table this peer goes to join (``table_found``, ``back_to_table``)."""
+    return {
+        "event": event,
+        "table": table.name,
+        "id": table.table_id,
+        "address": table.address,
+        "port": table.port,
+        "host": table.host_name,
+        "needs_code": table.needs_code,
+    }
 
 
 def _listed_record(table: TableInfo) -> Record:

@@ -104,7 +104,23 @@ def test_causality_an_action_made_after_seeing_another_is_ordered_after_it() -> 
     assert sum(app.local_actions for app in result.members()) > 50
 
 
-@pytest.mark.parametrize("seed", range(30))
+# Seeds of this generator where one member sees a state-hash divergence on today's core (a sweep
+# of seeds 30-429, outside the suite; it fails the same way before issue 13): issue 14's joiner
+# that takes its place from one decision and its state from another. strict: once fixed, they
+# pass and the mark must go.
+DIVERGES_TODAY = [179]
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [
+        *range(30),
+        *[
+            pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="issue 14"))
+            for s in DIVERGES_TODAY
+        ],
+    ],
+)
 def test_peers_joining_one_after_another_with_pauses_play_the_same_game(seed: int) -> None:
     """Laptops join the host's table through the join protocol, close together, and one may
     pause (shorter or longer than the exclusion timeout): one game, no divergence."""

@@ -309,7 +309,7 @@ class TableAgent:
             Path(self.options.log_folder) / f"{self.table_id}-{self.options.peer_id}.nlog"
         )
         try:
-            self._log = MatchLogWriter(self.log_path)
+            self._log = MatchLogWriter(self.log_path, clock=time.time)  # entries with wall time
         except OSError as error:
             log.warning("cannot write the match log %s: %s", self.log_path, error)
             self._log, self.log_path = None, None

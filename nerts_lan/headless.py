@@ -48,6 +48,7 @@ from .bots import LEVELS
 from .browse import TableBrowser
 from .comeback import LOOK_FOR, live_table
 from .commands import Sit
+from .history import record_new_logs
 from .lan_events import LobbyView, SeatStatus
 from .lan_session import LanSession
 from .matchlog import ReplayedRound, data_folder, read_match_log, replay_report
@@ -338,6 +339,9 @@ def _play(session: LanSession, args: PeerConfig) -> int:
             _report_seat(session.lobby, progress)
     finally:
         session.close(leave=True)
+        unrecorded = record_new_logs()  # the match history, from the log just closed
+        if unrecorded is not None:
+            sys.stderr.write(f"nerts-lan: {unrecorded}\n")
     return 0
 
 

@@ -5,7 +5,9 @@ A crash loses at most what was not yet stable, and a finished match can be repla
 ``NERTSLOG1\\n`` and then records, each a 4-byte big-endian length, a 4-byte CRC-32 of the body
 and the msgpack body:
 
-- ``["entry", ts, peer, payload]`` a stable entry, in log order;
+- ``["entry", ts, peer, payload]`` a stable entry, in log order, or ``["entry", ts, peer, payload,
+  at]`` with ``at`` the wall-clock time (Unix milliseconds) at which this peer saw it stable: the
+  log's order holds no wall time, and the history and the coach need one (``entry_time``);
 - ``["member", "joined" | "returned" | "gone", peer]`` a membership change, at its place;
 - ``["snapshot", stable_index, table_snapshot]`` where a peer that joined late starts.
 
@@ -27,7 +29,7 @@ import logging
 import os
 import struct
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -35,6 +37,7 @@ from typing import Any, BinaryIO
 import msgpack
 
 from .actions import MalformedError
+from .folders import data_folder
 from .replica import RoundEnded
 from .session import EntryIgnored, IgnoredKind, MatchEnded, RoundStarted
 from .table import TableEvent, TableMachine, TablePhase
@@ -49,6 +52,7 @@ __all__ = [
     "apply_record",
     "damage_report",
     "data_folder",
+    "entry_time",
     "read_match_log",
     "replay_match_log",
     "replay_problems",
@@ -69,11 +73,13 @@ class MatchLogWriter:
 
     Opening a log that does not end on a whole record (a crash while writing, a damaged byte)
     cuts it back to its last whole record first, and says so in ``repaired`` (None when the log
-    was whole) and as a warning of this module's logger."""
+    was whole) and as a warning of this module's logger. With a ``clock`` (seconds, as
+    ``time.time``) every entry carries the wall-clock time it was written at."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, clock: Callable[[], float] | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self._clock = clock
         self.repaired = _repair(path)
         if self.repaired is not None:
             log.warning("%s", self.repaired)
@@ -86,8 +92,13 @@ class MatchLogWriter:
         """Hand what was appended to the OS: it survives a crash of this process."""
         self._file.flush()
 
-    def entry(self, ts: int, peer: str, payload: Any) -> None:
-        self._write(["entry", ts, peer, payload])
+    def entry(self, ts: int, peer: str, payload: Any, at: int | None = None) -> None:
+        """A stable entry; ``at`` (Unix ms) is when it was seen stable (default: the clock's
+        time, or none without a clock)."""
+        if at is None and self._clock is not None:
+            at = int(self._clock() * 1000)
+        record: list[Any] = ["entry", ts, peer, payload]
+        self._write(record if at is None else [*record, at])
 
     def member(self, change: str, peer: str) -> None:
         """A membership change: "joined", "returned", "gone", or "left" for this log's own peer
@@ -299,6 +310,13 @@ def apply_record(machine: TableMachine, record: list[Any]) -> TableMachine:
     return machine
 
 
+def entry_time(record: list[Any]) -> int | None:
+    """When an entry record was seen stable (Unix ms), or None when the log does not say."""
+    if record[0] == "entry" and len(record) == 5:
+        return int(record[4])
+    return None
+
+
 def damage_report(problem: str, kept: int) -> str:
     """What a replay says about a damaged log (the command line and the window alike)."""
     return f"{problem}; the {kept} records before it were replayed"
@@ -402,7 +420,8 @@ def _well_formed(record: Any) -> bool:
         return False
     kind = record[0]
     if kind == "entry":
-        return len(record) == 4 and type(record[1]) is int and isinstance(record[2], str)
+        timed = len(record) == 5 and type(record[4]) is int
+        return (len(record) == 4 or timed) and type(record[1]) is int and isinstance(record[2], str)
     if kind == "member":
         return (
             len(record) == 3
@@ -412,12 +431,3 @@ def _well_formed(record: Any) -> bool:
     if kind == "snapshot":
         return len(record) == 3 and type(record[1]) is int and isinstance(record[2], dict)
     return False
-
-
-def data_folder() -> Path:
-    """This user's nerts-lan data folder (``NERTS_LAN_DATA`` overrides it)."""
-    base = os.environ.get("NERTS_LAN_DATA")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "nerts-lan"

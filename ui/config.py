@@ -1,9 +1,9 @@
 """The player's settings, remembered between runs in the user's config folder.
 
-``NERTS_LAN_CONFIG_DIR`` overrides the folder (tests use a temporary one); otherwise it is
-``$XDG_CONFIG_HOME/nerts-lan`` (``~/.config/nerts-lan``), ``%APPDATA%\\nerts-lan`` on Windows and
-``~/Library/Application Support/nerts-lan`` on macOS. A missing or damaged file gives the
-defaults; nothing here imports pyglet.
+``NERTS_LAN_CONFIG_DIR`` overrides the folder (tests use a temporary one); otherwise it is the
+OS's own config folder for nerts-lan (``nerts_lan.folders``, through platformdirs: the same
+places earlier versions wrote by hand). A missing or damaged file gives the defaults; nothing here
+imports pyglet.
 
 ``WindowConfig`` is how the window opens (the command line builds it before pyglet is loaded).
 """
@@ -11,11 +11,11 @@ defaults; nothing here imports pyglet.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Final
+
+from nerts_lan.folders import CONFIG_ENV, config_folder
 
 __all__ = [
     "CARD_SIZES",
@@ -27,7 +27,6 @@ __all__ = [
     "save_settings",
 ]
 
-CONFIG_ENV: Final = "NERTS_LAN_CONFIG_DIR"
 CARD_SIZES: Final = {"small": 0.8, "medium": 0.9, "large": 1.0}
 """Card size option: the share of the largest local cards that fit the window."""
 MIN_SIDE: Final = 320
@@ -74,15 +73,7 @@ class WindowConfig:
 
 def config_dir() -> Path:
     """The folder the settings live in (not created until saved)."""
-    override = os.environ.get(CONFIG_ENV)
-    if override:
-        return Path(override)
-    if sys.platform == "win32":
-        return Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming") / "nerts-lan"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "nerts-lan"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "nerts-lan"
+    return config_folder()
 
 
 def load_settings() -> Settings:

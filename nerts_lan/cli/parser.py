@@ -13,6 +13,7 @@ from ..sim import DEFAULT_MAX_ACTIONS
 from ..usage import USAGE_EXIT
 from . import commands
 from .rules import add_rule_options
+from .stats import add_stats_options, run_stats
 
 __all__ = ["build_parser", "parse"]
 
@@ -76,6 +77,10 @@ def build_parser() -> _Parser:
     sim = subcommands.add_parser("sim", help="play bot-only rounds in simulated time")
     _add_sim_options(sim)
     sim.set_defaults(command="sim", run=commands.run_sim)
+
+    stats = subcommands.add_parser("stats", help="the match history of this laptop")
+    add_stats_options(stats)
+    stats.set_defaults(command="stats", run=run_stats)
     return parser
 
 

@@ -1,0 +1,199 @@
+"""A match log's rounds as the history and the coach read them: every action in log order, the
+ones the rules refused included, each with the state before it and when it was seen stable.
+
+The log is folded as the table folded it (``matchlog.LogFold``), so the rounds, their scores and
+their ends are exactly the table's. ``at`` is wall time in Unix milliseconds, from the entries a
+peer wrote with a clock (``matchlog.entry_time``); a log written without one has None there, and
+whatever needs a duration says it does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .actions import Action, Play
+from .matchlog import LogFold, entry_time
+from .replica import ActionApplied, ActionRejected, EntryKey, RoundEnded
+from .scoring import Match
+from .session import MatchEnded, RoundStarted
+from .state import State, Table
+from .table import TableMachine, TablePhase
+
+__all__ = ["LoggedAction", "LoggedRound", "fold_logged_rounds", "is_foundation_play"]
+
+LOG_PEER = "history"
+"""The peer the log is folded as: nobody at the table."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedAction:
+    """One action at its place in a round: ``refused`` is the rules' reason when it did not
+    count (then ``after`` is ``before``)."""
+
+    at: int | None
+    key: EntryKey
+    action: Action
+    before: State
+    after: State
+    refused: str | None = None
+
+
+@dataclass(frozen=True)
+class LoggedRound:
+    """One round of a match log.
+
+    ``match_number`` counts the matches of the log from 1; ``owners`` maps each person's peer to
+    the player it sat as (bots own no peer); ``whole`` is False when the log holds only part of
+    the round (its writer caught up from a snapshot during it)."""
+
+    table_name: str
+    match_number: int
+    number: int
+    table: Table
+    start: State
+    started_at: int | None
+    actions: tuple[LoggedAction, ...]
+    owners: dict[str, str]
+    whole: bool
+    ended: RoundEnded | None = None
+    ended_at: int | None = None
+    match_after: Match | None = None
+    match_ended: MatchEnded | None = None
+
+    @property
+    def duration_ms(self) -> int | None:
+        """How long the round took (None when the log holds no wall time or no end)."""
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return max(self.ended_at - self.started_at, 0)
+
+    def players(self) -> Iterator[tuple[str, int]]:
+        """Every player of the round with its team index, in seat order."""
+        for team, players in enumerate(self.table.team_players):
+            for player in players:
+                yield player, team
+
+
+def fold_logged_rounds(records: Iterable[list[Any]]) -> list[LoggedRound]:
+    """The rounds of a match log's records, in order (records that cannot be applied are left
+    out, as ``matchlog.LogFold`` leaves them)."""
+    fold = LogFold(LOG_PEER)
+    builder = _Builder()
+    for record in records:
+        at = entry_time(record)
+        if at is not None:
+            builder.now = at
+        before = fold.machine
+        view = before.view if before.phase is TablePhase.PLAYING else None
+        events = fold.fold(record)
+        if fold.machine is not before:
+            builder.snapshot(fold.machine)
+            view = None
+        for event in events:
+            view = builder.event(fold.machine, event, view)
+    return builder.rounds()
+
+
+def is_foundation_play(action: Action) -> bool:
+    """A card move onto a foundation."""
+    return isinstance(action, Play) and action.target.kind == "foundation"
+
+
+@dataclass
+class _OpenRound:
+    table_name: str
+    match_number: int
+    number: int
+    table: Table
+    start: State
+    started_at: int | None
+    owners: dict[str, str]
+    whole: bool = True
+    actions: list[LoggedAction] = field(default_factory=list)
+    ended: RoundEnded | None = None
+    ended_at: int | None = None
+    match_after: Match | None = None
+    match_ended: MatchEnded | None = None
+
+    def closed(self) -> LoggedRound:
+        return LoggedRound(
+            self.table_name,
+            self.match_number,
+            self.number,
+            self.table,
+            self.start,
+            self.started_at,
+            tuple(self.actions),
+            self.owners,
+            self.whole,
+            self.ended,
+            self.ended_at,
+            self.match_after,
+            self.match_ended,
+        )
+
+
+class _Builder:
+    """Collects the rounds while the log is folded; ``now`` is the time of the record folded."""
+
+    def __init__(self) -> None:
+        self.now: int | None = None
+        self._done: list[LoggedRound] = []
+        self._open: _OpenRound | None = None
+        self._match = 1
+        self._match_over = False
+
+    def rounds(self) -> list[LoggedRound]:
+        self._close()
+        return list(self._done)
+
+    def snapshot(self, machine: TableMachine) -> None:
+        """The writer caught up from a snapshot: the round in play goes on, partly unseen."""
+        if machine.phase is not TablePhase.PLAYING or machine.view is None:
+            return
+        current = self._open
+        if current is not None and current.number == machine.round_number:
+            current.whole = False
+        else:
+            self._start(machine, machine.round_number, machine.view)
+            if self._open is not None:
+                self._open.whole = False
+
+    def event(self, machine: TableMachine, event: Any, view: State | None) -> State | None:
+        """Take one table event; the view after it (``view``: the one before)."""
+        current = self._open
+        if isinstance(event, RoundStarted):
+            self._start(machine, event.number, event.state)
+            return event.state
+        if current is None or view is None:
+            return machine.view
+        if isinstance(event, ActionApplied) and machine.view is not None:
+            after = machine.view
+            current.actions.append(LoggedAction(self.now, event.key, event.action, view, after))
+            return after
+        if isinstance(event, ActionRejected) and event.action is not None:
+            refused = LoggedAction(self.now, event.key, event.action, view, view, event.reason)
+            current.actions.append(refused)
+        elif isinstance(event, RoundEnded):
+            current.ended, current.ended_at, current.match_after = event, self.now, machine.match
+        elif isinstance(event, MatchEnded):
+            current.match_ended, current.match_after = event, event.match
+            self._match_over = True
+        return view
+
+    def _start(self, machine: TableMachine, number: int, state: State) -> None:
+        self._close()
+        if self._match_over or (number == 1 and self._done):
+            self._match += 1
+            self._match_over = False
+        table = machine.round_table if machine.round_table is not None else state.table
+        owners = {seat.owner: seat.player for seat in machine.seats if seat.owner}
+        name = machine.settings.name if machine.settings is not None else ""
+        self._open = _OpenRound(name, self._match, number, table, state, self.now, owners)
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self._done.append(self._open.closed())
+            self._open = None

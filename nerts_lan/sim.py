@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO
 
+from tqdm import tqdm
+
 from .actions import Action
 from .bots import LEVELS, Bot
 from .engine import Options, Rejection, State, Table, apply, deal_round, round_scores
@@ -232,7 +234,7 @@ def run(config: SimConfig, *, as_json: bool = False, progress: bool | None = Non
     """Play what ``config`` asks and print the summary (``as_json``: as JSON), with a progress bar
     on standard error when ``progress`` (None: when it is a terminal); the exit status."""
     show = sys.stderr.isatty() if progress is None else progress
-    bar = _ProgressBar(sys.stderr) if show else None
+    bar = _ProgressBar(sys.stderr, " match" if config.matches else " round") if show else None
     summary = simulate(config, bar)
     if bar is not None:
         bar.close()
@@ -440,22 +442,24 @@ def _levels_summary(
 
 
 class _ProgressBar:
-    """A one-line progress bar on a stream, redrawn when the shown percentage changes."""
+    """The rounds (or matches) done, as a ``tqdm`` bar on a stream: rate and time left included,
+    redrawn at most ten times a second. tqdm's monitor thread is off (nothing outlives a run)."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self._shown = -1
+    def __init__(self, stream: TextIO, unit: str) -> None:
+        self._stream, self._unit = stream, unit
+        self._bar: _Bar | None = None
 
     def __call__(self, done: int, total: int) -> None:
-        percent = 100 * done // max(total, 1)
-        if percent == self._shown:
-            return
-        self._shown = percent
-        filled = 30 * done // max(total, 1)
-        self._stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
-        self._stream.flush()
+        if self._bar is None:
+            self._bar = _Bar(
+                total=total, file=self._stream, unit=self._unit, mininterval=0.1, dynamic_ncols=True
+            )
+        self._bar.update(done - self._bar.n)
 
     def close(self) -> None:
-        if self._shown >= 0:
-            self._stream.write("\n")
-            self._stream.flush()
+        if self._bar is not None:
+            self._bar.close()
+
+
+class _Bar(tqdm):  # type: ignore[misc]
+    monitor_interval = 0

@@ -19,6 +19,7 @@ from pyglet import gl
 from pyglet.window import key
 
 from nerts_lan.engine import State
+from nerts_lan.history import record_new_logs
 from nerts_lan.practice import PracticeConfig, PracticeSession
 from nerts_lan.replay import ReplaySession
 from nerts_lan.session import Session
@@ -30,6 +31,7 @@ from .menu_screen import MenuScreen
 from .overlays import OptionsOverlay, Overlay
 from .replay_screen import ReplayScreen
 from .screen import Screen
+from .stats_screen import StatsScreen
 from .table_screen import TableScreen
 from .theme import BACKGROUND
 
@@ -60,6 +62,9 @@ def open_window(config: WindowConfig) -> int:
         lobby=LanLobby(config.interface),
     )
     window.show_menu()
+    unrecorded = record_new_logs()  # the match history: logs played since the last start
+    if unrecorded is not None and isinstance(window.current, MenuScreen):
+        window.current.say(unrecorded)
     return _loop(window)
 
 
@@ -138,8 +143,13 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
                 self._menu_options,
                 on_host=self.show_host_form if networked else None,
                 on_join=self.join_table if networked else None,
+                on_stats=self.show_stats,
             )
         )
+
+    def show_stats(self) -> None:
+        """The Stats screen (the match history), back to the menu when left."""
+        self._replace(StatsScreen(self, self.batch, self._player_name(), self.show_menu))
 
     def show_host_form(self) -> None:
         self._show_lobby(host_form=True)

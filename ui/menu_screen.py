@@ -42,9 +42,11 @@ class MenuScreen(FormScreen, Screen):
         on_options: Callable[[], None] | None = None,
         on_host: Callable[[], None] | None = None,
         on_join: Callable[[ListedTable], None] | None = None,
+        on_stats: Callable[[], None] | None = None,
     ) -> None:
         """``on_host()`` opens the host's form and ``on_join(table)`` joins ``table`` (with a
-        network); without them the buttons only say that the LAN is not available."""
+        network); without them the buttons only say that the LAN is not available.
+        ``on_stats()`` opens the Stats screen."""
         self.window = window
         self.batch = batch
         self.settings = settings
@@ -54,6 +56,7 @@ class MenuScreen(FormScreen, Screen):
         self.on_options = on_options
         self.on_host = on_host
         self.on_join = on_join
+        self.on_stats = on_stats
         self.target = 100
         self.group = Group(order=0)
         self.text_group = Group(order=1)
@@ -100,6 +103,8 @@ class MenuScreen(FormScreen, Screen):
         self._build_tables(right)
         if self.on_options is not None:
             self.button(Rect(width - 130, height - 50, 110, 34), "Options", self.on_options)
+        if self.on_stats is not None:
+            self.button(Rect(20, height - 50, 110, 34), "Stats", self._stats)
         if self._message:
             self.text(
                 self._message,
@@ -195,6 +200,16 @@ class MenuScreen(FormScreen, Screen):
     def player(self) -> str:
         """The name the player typed (or "You")."""
         return self._player()
+
+    def say(self, message: str) -> None:
+        """Show one line at the bottom of the menu (a problem worth knowing, not a question)."""
+        self._message = message
+        self.resize(self.window.width, self.window.height)
+
+    def _stats(self) -> None:
+        self._store_name()
+        if self.on_stats is not None:
+            self.on_stats()
 
     def _player(self) -> str:
         name = self.name_field.value.strip() if self.name_field is not None else ""

@@ -73,7 +73,15 @@ def run_replay(args: argparse.Namespace) -> int:
     from .. import headless
 
     if args.headless:
-        return headless.run_replay(args.file)
+        code = headless.run_replay(args.file)
+        if args.coach:
+            from ..coach import coach_records
+
+            for line in coach_records(headless.read_log(args.file)[0]):
+                sys.stdout.write(json.dumps(line) + "\n")
+        return code
+    if args.coach:
+        raise UsageError("replay", "--coach needs --headless (the window's scoreboard coaches)")
     from ..replay import ReplaySession, writer_of
 
     window = _window_config(args, "replay")

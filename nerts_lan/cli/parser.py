@@ -246,6 +246,13 @@ def _add_replay_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the rounds and scores as JSON lines (no window)",
     )
+    parser.add_argument(
+        "--coach",
+        action="store_true",
+        help="with --headless: after the rounds, a coach line per round and player: the few "
+        "moments that cost that seat the most (kind, at: seconds into the round, action: the "
+        "replay's step, move: the move missed, text)",
+    )
     _add_window_options(parser, lan=False)
 
 

@@ -1,0 +1,79 @@
+"""The Stats screen in the real window: opened from the menu, the history of this laptop."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from nerts_lan.history_stats import Record
+from tests.test_history import write_log
+from ui.layout import Rect
+from ui.stats_screen import chart_points, record_rows
+
+from .conftest import Harness
+
+
+def _button(screen: object, caption: str) -> object:
+    return next(b for b in screen.buttons if b.text.text == caption)  # type: ignore[attr-defined]
+
+
+def _centre(button: object) -> tuple[float, float]:
+    rect = button.rect  # type: ignore[attr-defined]
+    return rect.x + rect.w / 2, rect.y + rect.h / 2
+
+
+def test_the_menus_stats_button_shows_this_laptops_players_and_back_leaves(
+    harness: Harness, _private_data_folder: Path
+) -> None:
+    from pyglet.window import key
+
+    from ui.menu_screen import MenuScreen
+    from ui.stats_screen import StatsScreen
+
+    write_log(_private_data_folder / "logs")
+    harness.window.show_menu()
+    harness.frame()
+    before = harness.pixels()[0]
+    harness.click(*_centre(_button(harness.window.current, "Stats")))
+    screen = harness.window.current
+    assert isinstance(screen, StatsScreen)
+    assert screen.players == ["p01"] and screen.player == "p01" and screen.problem is None
+    stats = screen.stats
+    assert stats is not None and stats.record.rounds == 4 and stats.record.matches == 1
+    assert [opponent.name for opponent in stats.opponents] == ["p00"]
+    assert harness.pixels()[0] != before
+    x, y = screen.chart_points[0]  # one match: one point, drawn in the accent colour
+    seen = harness.pixel(x, y)
+    assert all(abs(a - b) <= 8 for a, b in zip(seen, (255, 206, 84))), seen
+    if shots := os.environ.get("NERTS_SCREENSHOTS"):
+        harness.save(Path(shots) / "stats.png")
+
+    harness.key(key.ESCAPE)
+    assert isinstance(harness.window.current, MenuScreen)
+    harness.click(*_centre(_button(harness.window.current, "Stats")))
+    harness.click(*_centre(_button(harness.window.current, "Back")))
+    assert isinstance(harness.window.current, MenuScreen)
+
+
+def test_an_unreadable_history_is_one_sentence_on_the_stats_screen(
+    harness: Harness, _private_data_folder: Path
+) -> None:
+    from ui.stats_screen import StatsScreen
+
+    (_private_data_folder / "history.sqlite").mkdir(parents=True)  # a folder where the file goes
+    harness.window.show_stats()
+    harness.frame()
+    screen = harness.window.current
+    assert isinstance(screen, StatsScreen) and screen.stats is None
+    assert screen.problem is not None and "match history" in screen.problem
+    texts = [getattr(item, "text", "") for item in screen.items]
+    assert screen.problem in texts
+
+
+def test_the_record_reads_in_words_and_the_chart_spans_its_area() -> None:
+    rows = dict(record_rows(Record(rounds=3, rounds_won=2, fastest_round_ms=95_400)))
+    assert rows["Rounds"] == "3 played, 2 won" and rows["Fastest round won"] == "1 min 35 s"
+    assert rows["Cards a minute"] == "—"
+    area = Rect(10, 20, 100, 50)
+    assert chart_points([1.0, 3.0, 2.0], area) == [(10, 20), (60, 70), (110, 45)]
+    assert chart_points([4.0], area) == [(60, 45)]

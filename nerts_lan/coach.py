@@ -149,7 +149,7 @@ def _idle_span(
     clock: _Clock,
     ended: bool,
 ) -> list[Moment]:
-    waited = clock.at(until) - clock.at(since)
+    waited = clock.began(until) - clock.began(since)
     if card is None or waited < IDLE_NERTS_MS:
         return []
     missed = Play(player, _card(card), NERTS, ANY_FOUNDATION)
@@ -163,7 +163,8 @@ def _idle_span(
         f"{_name(card)} from your nerts pile could go to a foundation for "
         f"{clock.span(since, until)} {how}"
     )
-    return [_moment("idle_nerts", played, player, since, clock, missed, waited / 1000 + 2, text)]
+    cost = waited / 1000 + 2
+    return [_moment("idle_nerts", played, player, since, clock, missed, cost, text, began=True)]
 
 
 def _races_lost(played: LoggedRound, player: str, clock: _Clock) -> list[Moment]:
@@ -247,15 +248,16 @@ def _late(
     if len(flips) < 2 * one_pass:
         return []
     could = flips[one_pass - 1] + 1  # after the first whole pass that played nothing
-    waited = clock.at(index) - clock.at(could)
+    waited = clock.at(index) - clock.began(could)
     if waited < STUCK_LATE_MS:
         return []
     text = (
         f"a whole pass through your stock found nothing, and you declared stuck "
-        f"{clock.span(could, index)} later"
+        f"{clock.span(could, index + 1)} later"
     )
     missed = DeclareStuck(player)
-    return [_moment("stuck_late", played, player, could, clock, missed, waited / 1000, text)]
+    cost = waited / 1000
+    return [_moment("stuck_late", played, player, could, clock, missed, cost, text, began=True)]
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -282,10 +284,16 @@ class _Clock:
             return end - self._start
         return self._times[index] - self._start
 
+    def began(self, index: int) -> int:
+        """Ms since the deal at which the state before action ``index`` began: when the action
+        before it was seen (the deal for the first)."""
+        return self.at(index - 1) if index > 0 else 0
+
     def span(self, since: int, until: int) -> str:
+        """How long from the state before action ``since`` to the one before ``until``."""
         if not self._timed:
             return f"{until - since} table moves"
-        seconds = (self.at(until) - self.at(since)) / 1000
+        seconds = (self.began(until) - self.began(since)) / 1000
         return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
 
 
@@ -298,9 +306,11 @@ def _moment(
     missed: Action | None,
     cost: float,
     text: str,
+    began: bool = False,
 ) -> Moment:
+    """A moment at action ``index`` (``began``: at the state before it, since it began)."""
     step = sum(1 for logged in played.actions[:index] if logged.refused is None)
-    offset = clock.at(index)
+    offset = clock.began(index) if began else clock.at(index)
     return Moment(kind, player, played.number, index, step, offset, missed, cost, text)
 
 

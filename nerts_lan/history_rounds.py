@@ -21,7 +21,13 @@ from .session import MatchEnded, RoundStarted
 from .state import State, Table
 from .table import TableMachine, TablePhase
 
-__all__ = ["LoggedAction", "LoggedRound", "fold_logged_rounds", "is_foundation_play"]
+__all__ = [
+    "LoggedAction",
+    "LoggedRound",
+    "RoundRecorder",
+    "fold_logged_rounds",
+    "is_foundation_play",
+]
 
 LOG_PEER = "history"
 """The peer the log is folded as: nobody at the table."""
@@ -197,3 +203,41 @@ class _Builder:
         if self._open is not None:
             self._done.append(self._open.closed())
             self._open = None
+
+
+class RoundRecorder:
+    """Builds the ``LoggedRound`` of a round played on this machine as it goes (a practice
+    table has no match log): ``start``, then ``played`` per action, ``ended`` at its end.
+    Times are seconds of the game's clock (kept as milliseconds)."""
+
+    def __init__(self, table_name: str) -> None:
+        self._name = table_name
+        self._open: _OpenRound | None = None
+
+    def start(self, number: int, state: State, now: float) -> None:
+        self._open = _OpenRound(self._name, 1, number, state.table, state, _ms(now), {})
+
+    def played(
+        self,
+        key: EntryKey,
+        action: Action,
+        before: State,
+        after: State,
+        refused: str | None,
+        now: float,
+    ) -> None:
+        """One action at its place: ``after`` is ``before`` when it was ``refused``."""
+        if self._open is not None:
+            self._open.actions.append(LoggedAction(_ms(now), key, action, before, after, refused))
+
+    def ended(self, ended: RoundEnded, match: Match, now: float) -> None:
+        if self._open is not None:
+            self._open.ended, self._open.ended_at, self._open.match_after = ended, _ms(now), match
+
+    def round(self) -> LoggedRound | None:
+        """The round so far (None before the first deal)."""
+        return self._open.closed() if self._open is not None else None
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)

@@ -28,6 +28,7 @@ from typing import Final
 from .actions import Action, Play, SlideUnder
 from .bots import LEVELS, Bot
 from .engine import Options, RejectionKind, State, Table, deal_round
+from .history_rounds import LoggedRound, RoundRecorder
 from .replica import ActionApplied, ActionRejected, EntryKey, Replica, RoundEnded
 from .scoring import Match
 from .session import MatchEnded, RoundStarted, SessionEvent
@@ -138,6 +139,7 @@ class PracticeSession:
         self._due: list[tuple[float, int, str, Action | None]] = []
         self._recent: deque[tuple[float, str, Action]] = deque()
         self._closed = False
+        self._recorder = RoundRecorder("Practice")
 
     # --- the Session protocol ----------------------------------------------------------------
 
@@ -209,6 +211,10 @@ class PracticeSession:
         self._closed = True
         self._due.clear()
 
+    def logged_round(self) -> LoggedRound | None:
+        """The current (or last) round as the coach reads it: every action with its time."""
+        return self._recorder.round()
+
     # --- pausing (implements ``PausableSession``) ---------------------------------------------
 
     @property
@@ -265,6 +271,7 @@ class PracticeSession:
             for name in self._bots
         }
         self._outbox.append(RoundStarted(self._round, state))
+        self._recorder.start(self._round, state, now)
         for name in self._bots:
             self._schedule(name, now)
 
@@ -283,6 +290,7 @@ class PracticeSession:
     def _add(self, player: str, action: Action, now: float) -> None:
         self._counter += 1
         key: EntryKey = (self._counter, player)
+        before = self._replica.view
         events = self._replica.add(key, action)
         events.extend(self._replica.stabilize(key))
         for event in events:
@@ -290,8 +298,10 @@ class PracticeSession:
                 self._remember(now, event.action)
                 self._outbox.append(event)
                 self._wake_waiting_bots(now)
+                self._recorder.played(key, action, before, self._replica.view, None, now)
             elif isinstance(event, ActionRejected):
                 self._outbox.append(self._with_race_winner(event, now))
+                self._recorder.played(key, action, before, before, event.reason, now)
             elif isinstance(event, RoundEnded):
                 self._end_round(event, now)
 
@@ -299,6 +309,7 @@ class PracticeSession:
         self._round_over = True
         self._due.clear()
         self._match = self._match.with_round(event.scores)
+        self._recorder.ended(event, self._match, now)
         self._outbox.append(event)
         if self._match.over:
             self._outbox.append(MatchEnded(self._match))

@@ -21,13 +21,22 @@ from typing import Any, Final
 
 from .actions import Action
 from .engine import RejectionKind, State, Table
+from .history_rounds import LoggedRound
 from .matchlog import Ignored, LogFold, replay_problems
 from .replica import ActionApplied, ActionRejected, RoundEnded
 from .scoring import Match
 from .session import MatchEnded, RoundStarted, SessionEvent
 from .table import TableMachine, TablePhase
 
-__all__ = ["PACE", "SPEEDS", "ReplayRound", "ReplaySession", "fold_rounds", "writer_of"]
+__all__ = [
+    "PACE",
+    "SPEEDS",
+    "ReplayRound",
+    "ReplaySession",
+    "fold_rounds",
+    "replay_round_of",
+    "writer_of",
+]
 
 PACE: Final = 0.25
 """Seconds per action at 1× (the log holds no wall time)."""
@@ -74,6 +83,20 @@ def fold_rounds(records: Iterable[list[Any]]) -> tuple[list[ReplayRound], list[I
     return builder.rounds(), fold.ignored
 
 
+def replay_round_of(played: LoggedRound, match_before: Match | None = None) -> ReplayRound:
+    """A round the coach read (``history_rounds.LoggedRound``) as the replay shows it: its
+    counted actions (``match_before``: the match before it; default none)."""
+    table = played.table
+    before = match_before or Match(table.team_names, table.options.target)
+    after = played.match_after
+    if after is None and played.ended is not None:
+        after = before.with_round(played.ended.scores)
+    steps = tuple((logged.action, logged.after) for logged in played.actions if not logged.refused)
+    return ReplayRound(
+        played.number, table, played.start, steps, before, played.owners, played.ended, after
+    )
+
+
 def writer_of(path: Path, records: Iterable[list[Any]]) -> str | None:
     """The peer that wrote a log, from its file name (``TABLE-PEER.nlog``) if that peer is in
     the log, else None."""
@@ -116,6 +139,8 @@ class ReplaySession:
         self._now = 0.0
         self._due = 0.0
         self._outbox: list[SessionEvent] = []
+        self.mark: tuple[int, int, Action] | None = None
+        """A move to outline where the coach sent the replay: (round index, step, move)."""
 
     @classmethod
     def from_records(
@@ -133,6 +158,18 @@ class ReplaySession:
         if rounds and writer is not None and writer in rounds[0].owners:
             viewer_team = rounds[0].table.team_of(rounds[0].owners[writer])
         return cls(rounds, notice=notice, viewer_team=viewer_team)
+
+    @classmethod
+    def at_moment(
+        cls, played: LoggedRound, step: int, move: Action | None, viewer_team: int | None
+    ) -> ReplaySession:
+        """The replay of one round, paused ``step`` counted actions in, with ``move`` (the one
+        the coach says was missed) to outline there."""
+        session = cls([replay_round_of(played)], viewer_team=viewer_team)
+        session.seek(0, step)
+        if move is not None:
+            session.mark = (0, session._step, move)
+        return session
 
     # --- the Session protocol ----------------------------------------------------------------
 
@@ -220,6 +257,21 @@ class ReplaySession:
             self.next_round()
         else:
             self._advance()
+
+    def seek(self, index: int, step: int) -> None:
+        """Pause at round ``index`` (from 0), ``step`` actions in, shown as a fresh deal."""
+        self._started, self._playing = True, False
+        self._enter(min(max(index, 0), len(self._rounds) - 1))
+        self._step = min(max(step, 0), len(self._round.steps))
+        self._outbox.append(RoundStarted(self._round.number, self.view))
+
+    @property
+    def marked(self) -> Action | None:
+        """The move to outline now: the coach's, while the replay is at its moment."""
+        if self.mark is None:
+            return None
+        index, step, move = self.mark
+        return move if (self._index, self._step, self._over) == (index, step, False) else None
 
     def faster(self) -> None:
         self._set_speed(self._speed + 1)

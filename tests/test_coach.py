@@ -61,10 +61,10 @@ def test_a_nerts_card_left_waiting_for_seconds_is_the_costliest_moment() -> None
     moments = coach_round(round_, "ann")
     assert [m.kind for m in moments] == ["idle_nerts"]
     moment = moments[0]
-    assert (moment.index, moment.step, moment.offset_ms) == (0, 0, 1000)
+    assert (moment.index, moment.step, moment.offset_ms) == (0, 0, 0)  # waiting from the deal
     assert moment.missed == Play("ann", Card.parse("AH"), NERTS, ANY_FOUNDATION)
     assert moment.text == (
-        "A♥ from your nerts pile could go to a foundation for 8.0 s before it was played"
+        "A♥ from your nerts pile could go to a foundation for 9.0 s before it was played"
     )
     assert coach_round(round_, "bo") == []
 
@@ -103,8 +103,9 @@ def test_a_stuck_declared_long_after_a_fruitless_pass_is_late() -> None:
     round_ = played(start, [*flips, (16000, DeclareStuck("ann"))])
     (moment,) = coach_round(round_, "ann")
     assert moment.kind == "stuck_late" and moment.missed == DeclareStuck("ann")
-    assert moment.index == 3 and moment.text.endswith("you declared stuck 8.0 s later")
-    quick = played(start, [*flips[:6], (12500, DeclareStuck("ann"))])
+    assert moment.index == 3 and moment.text.endswith("you declared stuck 10 s later")
+    fast = [(1000 * i, Flip("ann")) for i in range(1, 7)]
+    quick = played(start, [*fast, (6500, DeclareStuck("ann"))])
     assert coach_round(quick, "ann") == []
 
 

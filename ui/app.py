@@ -18,8 +18,10 @@ import pyglet
 from pyglet import gl
 from pyglet.window import key
 
+from nerts_lan.coach import Moment
 from nerts_lan.engine import State
 from nerts_lan.history import record_new_logs
+from nerts_lan.history_rounds import LoggedRound
 from nerts_lan.practice import PracticeConfig, PracticeSession
 from nerts_lan.replay import ReplaySession
 from nerts_lan.session import Session
@@ -124,6 +126,10 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         self.current: Screen | None = None
         self.overlay: Overlay | None = None
         """The options over the menu: it takes the input while it is open."""
+        self.coach_window: NertsWindow | None = None
+        """The replay window the scoreboard's coach opened (None: none open)."""
+        self.on_closed: Callable[[], None] | None = None
+        """Told when this window closes (the window that opened it, for a coach window)."""
         self.needs_draw = True
         self.frames = 0
         self._clear_colour()
@@ -178,8 +184,14 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
             self._save(self.settings.with_(guide_offered=True))
         self.start_practice(config, guided=guided)
 
-    def start_replay(self, session: ReplaySession, leave: Callable[[], None] | None = None) -> None:
-        """Play a ``ReplaySession`` back; leaving it closes the window unless ``leave``."""
+    def start_replay(
+        self,
+        session: ReplaySession,
+        leave: Callable[[], None] | None = None,
+        note: str | None = None,
+    ) -> None:
+        """Play a ``ReplaySession`` back; leaving it closes the window unless ``leave``;
+        ``note``: what the coach says about the moment it opens at."""
         self._replace(
             ReplayScreen(
                 self,
@@ -188,9 +200,30 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
                 self.settings,
                 self._save,
                 leave or (lambda: self.dispatch_event("on_close")),
+                note=note,
             )
         )
         self.tick(0.0)
+
+    def open_moment(self, played: LoggedRound, moment: Moment) -> None:
+        """The replay window at a moment the coach found, its missed move outlined: a second
+        window, so the game in this one goes on; showing another moment replaces it."""
+        team = played.table.team_of(moment.player)
+        session = ReplaySession.at_moment(played, moment.step, moment.missed, team)
+        session.notice = None
+        self._close_coach_window()
+        window = make_window(self.width, self.height, clock=self.clock)
+        self.coach_window = window
+        window.on_closed = self._close_coach_window
+        window.start_replay(session, leave=self._close_coach_window, note=moment.text)
+        pyglet.clock.schedule_interval(window.tick, TICK)
+
+    def _close_coach_window(self) -> None:
+        window, self.coach_window = self.coach_window, None
+        if window is not None:
+            pyglet.clock.unschedule(window.tick)
+            window.on_closed = None
+            window.close_now()
 
     def start_session(self, session: Session, *, guided: bool = False) -> None:
         self._replace(
@@ -247,6 +280,9 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
 
     def close_now(self) -> None:
         """Leave the screen and the LAN, and close the window, without asking."""
+        self._close_coach_window()
+        if self.on_closed is not None:
+            self.on_closed()
         if self.current is not None:
             self.current.close()
             self.current = None

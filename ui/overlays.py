@@ -18,7 +18,7 @@ from .help_page import GAME_LINES, table_sketch
 from .intents import KEY_HELP
 from .layout import Rect
 from .theme import ACCENT, GOOD, TEXT, TEXT_DIM, team_rgb
-from .widgets import Button, Panel, label
+from .widgets import Button, Panel, fit, label
 
 __all__ = ["HelpOverlay", "OptionsOverlay", "Overlay", "ScoreOverlay"]
 
@@ -208,8 +208,12 @@ class ScoreOverlay(Overlay):
         keep_clear: Sequence[Rect] = (),
         clock: Callable[[], float] = lambda: 0.0,
         quiet: float = 0.0,
+        coach: Sequence[tuple[str, Callable[[], None]]] = (),
     ) -> None:
+        """``coach``: the moments that cost this seat the most (a sentence each, and what
+        showing it does: the replay window at that moment)."""
         super().__init__(batch, group)
+        self.coach = tuple(coach)
         self.table = table
         self.state = state
         self.match = match
@@ -241,7 +245,8 @@ class ScoreOverlay(Overlay):
 
     def content(self, width: int, height: int) -> None:
         teams = len(self.table.team_names)
-        rect = self.panel(width, height, 820, 250 + teams * 26 + 190)
+        coached = 34 + 30 * len(self.coach) if self.coach else 0
+        rect = self.panel(width, height, 820, 250 + teams * 26 + 190 + coached)
         next_rect, menu_rect, on_top = self._button_places(rect)
         x0 = rect.x + 24
         number = len(self.match.rounds)
@@ -251,6 +256,8 @@ class ScoreOverlay(Overlay):
         self.text(f"Round {number} over: {how}", x0, y, size=22, bold=True, colour=ACCENT)
         y -= 90 if on_top else 40
         y = self._rows(x0, y)
+        if self.coach:
+            y = self._coach_rows(x0, y - 6, rect.w - 48)
         footer_y = rect.y + (24 if on_top else 40)
         chart_y = footer_y + 30
         self._chart(Rect(x0, chart_y, rect.w - 48, max(y - 20 - chart_y, 60)))
@@ -260,6 +267,16 @@ class ScoreOverlay(Overlay):
             (menu_rect, "Menu", self.on_menu, (52, 70, 84)),
         ):
             self.button(place, name, action, colour).set_enabled(self._awake)
+
+    def _coach_rows(self, x0: float, y: float, width: float) -> float:
+        """What cost this seat the most, a Show button each; the y below them."""
+        self.text("What cost you most this round", x0, y, size=13, colour=TEXT_DIM, bold=True)
+        for text, show in self.coach:
+            y -= 30
+            shown = self.button(Rect(x0, y - 13, 70, 26), "Show", show, (52, 90, 130))
+            shown.set_enabled(self._awake)
+            fit(self.text(text, x0 + 82, y, size=13), width - 82)
+        return y - 26
 
     def _button_places(self, rect: Rect) -> tuple[Rect, Rect, bool]:
         """Where Next and Menu go: along the bottom of the panel, or under the title when the

@@ -45,8 +45,11 @@ class ReplayScreen(TableScreen):
         settings: Settings,
         save_settings: Callable[[Settings], None],
         on_leave: Callable[[], None],
+        note: str | None = None,
     ) -> None:
+        """``note``: what the coach says about the moment the replay opens at."""
         self.replay = session
+        self.note = note
         self._play_button: Button | None = None
         self._speed_button: Button | None = None
         self._notice_label: Any = None
@@ -149,6 +152,16 @@ class ReplayScreen(TableScreen):
         if isinstance(event, RoundStarted):
             replaying = f"Replay: round {event.number}"
             self.say(MessageKind.ROUND, replaying, colour=TEXT_DIM, lifetime=None)
+            if self.note is not None and self.replay.marked is not None:
+                self.say(MessageKind.HINT, f"Coach: {self.note}", lifetime=None)
+
+    def _after_change(self, animate: bool) -> None:
+        """The table's own, then the coach's missed move outlined while at its moment."""
+        super()._after_change(animate)
+        marked = self.replay.marked
+        if marked is not None:
+            self.hint = marked
+            self._mark_selection()
 
     def _build_notice(self, text: str, size: float) -> None:
         """What is wrong with the log, on a panel at the bottom of the middle of the table."""

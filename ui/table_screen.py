@@ -10,6 +10,7 @@ Everything the game tells the player goes to one message area (``messages``) thr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from pyglet.window import mouse
 
 from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.cards import DECK
+from nerts_lan.coach import coach_round
 from nerts_lan.engine import round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
 from nerts_lan.session import (
@@ -671,11 +673,23 @@ class TableScreen(Screen):
             keep_clear=self._keep_clear(),
             clock=lambda: self.now,
             quiet=0.0 if self.read_only else _PANEL_QUIET,
+            coach=self._coach_lines(),
         )
         if isinstance(self.overlay, ConfirmOverlay):
             self._beneath = (scores, self.round_number)  # the player is deciding whether to leave
             return
         self._open(scores)
+
+    def _coach_lines(self) -> list[tuple[str, Callable[[], None]]]:
+        """The coach's moments of the round just over, for this seat: a sentence each, and the
+        replay window at that moment (for a session that can tell its round: ``logged_round``)."""
+        logged = getattr(self.session, "logged_round", None)
+        opener = getattr(self.window, "open_moment", None)
+        played = logged() if logged is not None and not self.read_only else None
+        if played is None or opener is None:
+            return []
+        moments = coach_round(played, self.player)
+        return [(moment.text, functools.partial(opener, played, moment)) for moment in moments]
 
     def _next_round(self) -> None:
         if isinstance(self.session, PacedSession):

@@ -1,0 +1,71 @@
+"""The coach on the scoreboard, in a real window: each moment opens the replay window there."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from nerts_lan.actions import Play
+from nerts_lan.cards import Card
+from nerts_lan.piles import ANY_FOUNDATION, NERTS
+from nerts_lan.practice import PracticeConfig
+from tests.kit import layout, team
+
+from .conftest import Harness
+
+
+def _practice(harness: Harness) -> Any:
+    """Practice against one frozen bot; the player's nerts pile is a lone A♥."""
+    you = team("You", ("You",), nerts="AH", work=("9D", "6S", "", "2C"), stock="3S 4S 5S")
+    ada = team("Ada", ("Ada",), nerts="KD QD", work=("KC", "KH", "KS", "QC"), stock="2D 3D")
+    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
+    harness.window.start_practice(config, first_deal=layout(you, ada))
+    harness.settle(0.2)
+    return harness.window.current
+
+
+def test_a_nerts_card_left_waiting_is_on_the_scoreboard_and_show_opens_the_replay_there(
+    harness: Harness,
+) -> None:
+    from pyglet.window import key
+
+    from ui.overlays import ScoreOverlay
+    from ui.replay_screen import ReplayScreen
+
+    screen = _practice(harness)
+    harness.settle(6.0)  # the A♥ waits six seconds
+    harness.key(key.N)
+    harness.key(key.F)
+    harness.key(key.X)
+    for _ in range(200):
+        if isinstance(screen.overlay, ScoreOverlay) and screen.overlay.ready():
+            break
+        harness.frame(1 / 30)
+    panel = screen.overlay
+    assert isinstance(panel, ScoreOverlay)
+    ((text, _),) = panel.coach
+    assert text.startswith("A♥ from your nerts pile could go to a foundation for 6.")
+    assert text.endswith("s before it was played")
+    texts = [getattr(item, "text", "") for item in panel.items]
+    assert text in texts
+    harness.frame()
+
+    show = next(b for b in panel.buttons if b.text.text == "Show")
+    harness.click(show.rect.x + 10, show.rect.y + 10)
+    coach = harness.window.coach_window
+    assert coach is not None and isinstance(coach.current, ReplayScreen)
+    coach.tick()
+    replay = coach.current
+    missed = Play("You", Card.parse("AH"), NERTS, ANY_FOUNDATION)
+    assert not replay.replay.playing and replay.replay.action_number == 0
+    assert replay.replay.marked == missed and replay.hint == missed
+    assert replay.view._marks, "the missed move is outlined"
+    assert isinstance(screen.overlay, ScoreOverlay)  # the game's window is where it was
+    if shots := os.environ.get("NERTS_SCREENSHOTS"):
+        harness.save(Path(shots) / "coach-scoreboard.png")
+        Harness(coach, harness.clock).save(Path(shots) / "coach-replay.png")
+
+    coach.dispatch_event("on_key_press", key.ESCAPE, 0)
+    coach.dispatch_events()
+    assert harness.window.coach_window is None

@@ -21,13 +21,13 @@ import json
 import logging
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
 from .folders import data_folder
 from .history_facts import RoundFacts, round_facts
-from .history_rounds import LoggedRound, fold_logged_rounds
+from .history_rounds import RECORDER_PEER, LoggedRound, fold_logged_rounds
 from .matchlog import read_match_log
 from .replay import writer_of
 
@@ -39,6 +39,7 @@ __all__ = [
     "Imported",
     "open_history",
     "record_new_logs",
+    "record_played_rounds",
 ]
 
 DATABASE_NAME: Final = "history.sqlite"
@@ -157,6 +158,33 @@ def record_new_logs(folder: Path | None = None) -> str | None:
         return f"the match history cannot be kept in {folder}: {error.strerror or error}"
 
 
+def record_played_rounds(
+    key: str, rounds: list[LoggedRound], wall_offset_ms: int, folder: Path | None = None
+) -> str | None:
+    """Record the finished rounds of a match played on this machine alone (practice: it writes
+    no log), as the match ``key``; their times plus ``wall_offset_ms`` are Unix ms. The one
+    sentence to show when the history is unavailable, else None; never raises."""
+    if not rounds:
+        return None
+    folder = data_folder() if folder is None else folder
+    dated = [
+        replace(
+            played,
+            started_at=None if played.started_at is None else played.started_at + wall_offset_ms,
+            ended_at=None if played.ended_at is None else played.ended_at + wall_offset_ms,
+        )
+        for played in rounds
+    ]
+    try:
+        with open_history(folder) as history:
+            history.record_rounds(key, dated)
+            return history.notice
+    except HistoryUnavailable as error:
+        return str(error)
+    except OSError as error:
+        return f"the match history cannot be kept in {folder}: {error.strerror or error}"
+
+
 class History:
     """An open history database; use as a context manager, or ``close()``."""
 
@@ -220,6 +248,16 @@ class History:
                 if self._record_match(str(path), table_id, number, match, writer, mtime_ns):
                     recorded += 1
         return recorded, problem
+
+    def record_rounds(self, key: str, rounds: list[LoggedRound]) -> None:
+        """Record (again) one match played without a log, its source and table named ``key``;
+        its local player is the one ``history_rounds.RECORDER_PEER`` owns."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR IGNORE INTO sources (path, size, mtime_ns) VALUES (?, 0, 0)", (key,)
+            )
+            for number, match in _by_match(rounds).items():
+                self._record_match(key, key, number, match, RECORDER_PEER, 0)
 
     def forget_logs(self) -> None:
         """Forget which logs were read: the next ``update`` reads every one again."""

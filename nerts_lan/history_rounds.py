@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .actions import Action, Play
-from .matchlog import LogFold, entry_time
+from .matchlog import LogFold, entry_time, read_match_log
 from .replica import ActionApplied, ActionRejected, EntryKey, RoundEnded
 from .scoring import Match
 from .session import MatchEnded, RoundStarted
@@ -27,10 +28,13 @@ __all__ = [
     "RoundRecorder",
     "fold_logged_rounds",
     "is_foundation_play",
+    "last_logged_round",
 ]
 
 LOG_PEER = "history"
 """The peer the log is folded as: nobody at the table."""
+RECORDER_PEER = "this-laptop"
+"""The owner ``RoundRecorder`` gives the local player's seat (there is no peer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,19 @@ def fold_logged_rounds(records: Iterable[list[Any]]) -> list[LoggedRound]:
         for event in events:
             view = builder.event(fold.machine, event, view)
     return builder.rounds()
+
+
+def last_logged_round(path: Path) -> LoggedRound | None:
+    """The last round of the match log at ``path`` that it holds whole and to its end (None:
+    no such round, or the log cannot be read)."""
+    try:
+        records, _ = read_match_log(path)
+    except OSError:
+        return None
+    for played in reversed(fold_logged_rounds(records)):
+        if played.ended is not None:
+            return played if played.whole else None
+    return None
 
 
 def is_foundation_play(action: Action) -> bool:
@@ -206,16 +223,21 @@ class _Builder:
 
 
 class RoundRecorder:
-    """Builds the ``LoggedRound`` of a round played on this machine as it goes (a practice
-    table has no match log): ``start``, then ``played`` per action, ``ended`` at its end.
-    Times are seconds of the game's clock (kept as milliseconds)."""
+    """Builds the ``LoggedRound``s of a match played on this machine as it goes (a practice
+    table has no match log): ``start``, then ``played`` per action, ``ended`` at its end,
+    ``new_match`` when a new match begins. Times are the game's clock (kept in ms)."""
 
-    def __init__(self, table_name: str) -> None:
+    def __init__(self, table_name: str, player: str) -> None:
         self._name = table_name
+        self._owners = {RECORDER_PEER: player}
+        self._match = 1
+        self._done: list[LoggedRound] = []
         self._open: _OpenRound | None = None
 
     def start(self, number: int, state: State, now: float) -> None:
-        self._open = _OpenRound(self._name, 1, number, state.table, state, _ms(now), {})
+        self._open = _OpenRound(
+            self._name, self._match, number, state.table, state, _ms(now), self._owners
+        )
 
     def played(
         self,
@@ -230,13 +252,25 @@ class RoundRecorder:
         if self._open is not None:
             self._open.actions.append(LoggedAction(_ms(now), key, action, before, after, refused))
 
-    def ended(self, ended: RoundEnded, match: Match, now: float) -> None:
-        if self._open is not None:
-            self._open.ended, self._open.ended_at, self._open.match_after = ended, _ms(now), match
+    def ended(self, ended: RoundEnded, match: Match, over: bool, now: float) -> None:
+        """The round's end (``over``: the match's too)."""
+        current = self._open
+        if current is not None:
+            current.ended, current.ended_at, current.match_after = ended, _ms(now), match
+            current.match_ended = MatchEnded(match) if over else None
+            self._done.append(current.closed())
+
+    def new_match(self) -> None:
+        self._match += 1
+        self._done = []
 
     def round(self) -> LoggedRound | None:
         """The round so far (None before the first deal)."""
         return self._open.closed() if self._open is not None else None
+
+    def match_rounds(self) -> list[LoggedRound]:
+        """The finished rounds of the match so far."""
+        return list(self._done)
 
 
 def _ms(seconds: float) -> int:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeAlias
 
 from net.runtime import NetworkThread
@@ -25,6 +26,7 @@ from .agent import TableAgent
 from .commands import AddBot, Ready, RemoveBot, Sit, Stand, Start
 from .cursor import MAX_HOLDING, encode_cursor
 from .engine import State, Table
+from .history_rounds import LoggedRound, last_logged_round
 from .lan_events import LobbyView, SeatStatus, ViewChanged
 from .scoring import Match
 from .session import SessionEvent
@@ -116,6 +118,12 @@ class LanSession:
         """This peer's place at the table (peer id, port, joined, refused...), as of the last
         ``poll`` (or as ``host``/``join`` returned, when they waited)."""
         return self._status
+
+    def logged_round(self) -> LoggedRound | None:
+        """The last finished round as this peer's match log holds it, for the coach (None
+        without a log)."""
+        path = self._status.log_path
+        return last_logged_round(Path(path)) if path is not None else None
 
     @property
     def lobby(self) -> LobbyView | None:

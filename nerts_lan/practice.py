@@ -22,6 +22,7 @@ import heapq
 import inspect
 import os
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Final
 
@@ -111,9 +112,16 @@ class PracticeConfig:
 class PracticeSession:
     """The local player and bots at one table on this machine (implements ``Session``)."""
 
-    def __init__(self, config: PracticeConfig, *, first_deal: State | None = None) -> None:
+    def __init__(
+        self,
+        config: PracticeConfig,
+        *,
+        first_deal: State | None = None,
+        record: Callable[[list[LoggedRound], float], None] | None = None,
+    ) -> None:
         """``first_deal`` replaces the first round's deal (tests, replays); it must be of the
-        config's table."""
+        config's table. ``record(rounds, now)`` is given the match's finished rounds at each
+        round's end (the match history)."""
         self.config = config
         self._table = config.table()
         if first_deal is not None and first_deal.table != self._table:
@@ -139,7 +147,8 @@ class PracticeSession:
         self._due: list[tuple[float, int, str, Action | None]] = []
         self._recent: deque[tuple[float, str, Action]] = deque()
         self._closed = False
-        self._recorder = RoundRecorder("Practice")
+        self._recorder = RoundRecorder("Practice", self._player)
+        self._record = record
 
     # --- the Session protocol ----------------------------------------------------------------
 
@@ -241,6 +250,7 @@ class PracticeSession:
             return
         if self._match.over:
             self._match = Match(self._table.team_names, self.config.options.target)
+            self._recorder.new_match()
         self._start_round(self._now)
 
     # --- helpers -----------------------------------------------------------------------------
@@ -309,7 +319,9 @@ class PracticeSession:
         self._round_over = True
         self._due.clear()
         self._match = self._match.with_round(event.scores)
-        self._recorder.ended(event, self._match, now)
+        self._recorder.ended(event, self._match, self._match.over, now)
+        if self._record is not None:
+            self._record(self._recorder.match_rounds(), now)
         self._outbox.append(event)
         if self._match.over:
             self._outbox.append(MatchEnded(self._match))

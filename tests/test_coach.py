@@ -14,7 +14,12 @@ from nerts_lan.cards import Card
 from nerts_lan.cli import main
 from nerts_lan.coach import coach_round, moment_record
 from nerts_lan.engine import Options, State, Table, Tableau, apply
-from nerts_lan.history_rounds import LoggedAction, LoggedRound, fold_logged_rounds
+from nerts_lan.history_rounds import (
+    LoggedAction,
+    LoggedRound,
+    fold_logged_rounds,
+    last_logged_round,
+)
 from nerts_lan.piles import ANY_FOUNDATION, NERTS, WASTE, Pile
 from nerts_lan.state import Rejection
 from tests.test_history import timed_records, write_log
@@ -153,3 +158,11 @@ def test_the_replay_command_prints_the_same_moments_every_time(
         assert coached == expected
         assert any(line["moments"] for line in coached)
     assert outputs[0] == outputs[1]
+
+
+def test_the_last_whole_round_of_a_log_is_what_the_lan_scoreboard_coaches(tmp_path: Path) -> None:
+    rounds = fold_logged_rounds(timed_records())
+    last = last_logged_round(write_log(tmp_path))
+    assert last is not None and last.number == rounds[-1].number == 4
+    assert coach_round(last, "p01") == coach_round(rounds[-1], "p01")
+    assert last_logged_round(tmp_path / "missing.nlog") is None

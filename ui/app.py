@@ -20,7 +20,7 @@ from pyglet.window import key
 
 from nerts_lan.coach import Moment
 from nerts_lan.engine import State
-from nerts_lan.history import record_new_logs
+from nerts_lan.history import record_new_logs, record_played_rounds
 from nerts_lan.history_rounds import LoggedRound
 from nerts_lan.practice import PracticeConfig, PracticeSession
 from nerts_lan.replay import ReplaySession
@@ -30,6 +30,7 @@ from .config import Settings, WindowConfig, load_settings, save_settings
 from .lobby import ListedTable, LobbyProvider, NoNetwork
 from .lobby_screen import LobbyScreen
 from .menu_screen import MenuScreen
+from .messages import MessageKind
 from .overlays import OptionsOverlay, Overlay
 from .replay_screen import ReplayScreen
 from .screen import Screen
@@ -128,6 +129,8 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         """The options over the menu: it takes the input while it is open."""
         self.coach_window: NertsWindow | None = None
         """The replay window the scoreboard's coach opened (None: none open)."""
+        self.history_problem: str | None = None
+        """What was last said about the match history (said once, not at every round)."""
         self.on_closed: Callable[[], None] | None = None
         """Told when this window closes (the window that opened it, for a coach window)."""
         self.needs_draw = True
@@ -174,7 +177,21 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         its first round is the guided one, with bots ``GUIDED_SLOWDOWN`` times slower)."""
         if guided:
             config = replace(config, delay_scale=config.delay_scale * GUIDED_SLOWDOWN)
-        self.start_session(PracticeSession(config, first_deal=first_deal), guided=guided)
+        key = f"practice-{time.time_ns()}"
+        session = PracticeSession(
+            config, first_deal=first_deal, record=lambda rounds, now: self._record(key, rounds, now)
+        )
+        self.start_session(session, guided=guided)
+
+    def _record(self, key: str, rounds: list[LoggedRound], now: float) -> None:
+        """A practice round is over: into the match history (its game clock made wall time);
+        a history that cannot be written is said once, and the game goes on."""
+        offset = time.time_ns() // 1_000_000 - round(now * 1000)
+        problem = record_played_rounds(key, rounds, offset)
+        if problem is not None and problem != self.history_problem:
+            self.history_problem = problem
+            if isinstance(self.current, TableScreen):
+                self.current.say(MessageKind.TABLE, problem)
 
     def _practice_from_menu(self, config: PracticeConfig) -> None:
         """The menu's Practice: the first one ever is a guided round (offered once; it has a

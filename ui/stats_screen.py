@@ -150,7 +150,7 @@ class StatsScreen(FormScreen, Screen):
             return
         lines = (
             "No match recorded yet.",
-            "Every match played on the LAN from this laptop is kept here:",
+            "Every match played on this laptop, practice included, is kept here:",
             "rounds won, points, Nerts calls, races, cards a minute — per opponent too.",
         )
         for index, line in enumerate(lines):

@@ -8,6 +8,8 @@ from typing import Any
 
 from nerts_lan.actions import Play
 from nerts_lan.cards import Card
+from nerts_lan.history import open_history
+from nerts_lan.history_stats import local_players, player_stats
 from nerts_lan.piles import ANY_FOUNDATION, NERTS
 from nerts_lan.practice import PracticeConfig
 from tests.kit import layout, team
@@ -26,7 +28,7 @@ def _practice(harness: Harness) -> Any:
 
 
 def test_a_nerts_card_left_waiting_is_on_the_scoreboard_and_show_opens_the_replay_there(
-    harness: Harness,
+    harness: Harness, _private_data_folder: Path
 ) -> None:
     from pyglet.window import key
 
@@ -69,3 +71,9 @@ def test_a_nerts_card_left_waiting_is_on_the_scoreboard_and_show_opens_the_repla
     coach.dispatch_event("on_key_press", key.ESCAPE, 0)
     coach.dispatch_events()
     assert harness.window.coach_window is None
+
+    with open_history(_private_data_folder) as history:  # the practice round is in the history
+        assert local_players(history) == ["You"]
+        record = player_stats(history, "You").record
+    assert (record.matches, record.rounds, record.rounds_won, record.nerts_calls) == (1, 1, 1, 1)
+    assert record.fastest_round_ms is not None and 6000 < record.fastest_round_ms < 8000

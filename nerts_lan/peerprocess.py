@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -103,8 +102,8 @@ class PeerProcess:
         return [r for r in self.lines if r.get("event") == event]
 
     def kill(self) -> None:
-        """SIGKILL, as a crash (no goodbye), and wait for it."""
-        self.process.send_signal(signal.SIGKILL)
+        """Kill it, as a crash (no goodbye), and wait for it."""
+        self.process.kill()  # SIGKILL on POSIX, TerminateProcess on Windows
         self.process.wait(10)
 
     def finish(self, timeout: float = 60.0) -> int:

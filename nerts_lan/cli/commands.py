@@ -215,7 +215,7 @@ def _peer_config(args: argparse.Namespace, command: str) -> PeerConfig:
 
     with _usage_errors(command):
         return PeerConfig(
-            name=args.name or os.environ.get("USER") or "player",
+            name=args.name or _login_name(),
             interface=args.interface,
             bot=args.bot,
             bot_delay=args.bot_delay,
@@ -226,6 +226,15 @@ def _peer_config(args: argparse.Namespace, command: str) -> PeerConfig:
             verbose=args.verbose,
             timeout=args.timeout,
         )
+
+
+def _login_name() -> str:
+    """Who is logged in, as each OS says it (USERNAME on Windows), or "player"."""
+    for variable in ("USER", "USERNAME", "LOGNAME"):
+        name = os.environ.get(variable, "").strip()
+        if name:
+            return name
+    return "player"
 
 
 def _require_headless(args: argparse.Namespace, command: str) -> None:

@@ -31,6 +31,9 @@ DATA_ENV: Final = "NERTS_LAN_DATA"
 
 log = logging.getLogger(__name__)
 
+_UNMOVABLE: set[Path] = set()
+"""Old data folders that could not be moved in this process (used where they are)."""
+
 
 def config_folder() -> Path:
     """The folder the settings live in (not created here)."""
@@ -64,11 +67,14 @@ def _moved_once(new: Path, olds: list[Path]) -> Path:
     for old in olds:
         if old == new or not old.is_dir():
             continue
+        if old in _UNMOVABLE:
+            return old  # tried once in this process: try again at the next start
         try:
             new.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(old), str(new))
         except OSError as error:
             log.warning("could not move the data folder %s to %s: %s", old, new, error)
+            _UNMOVABLE.add(old)
             return old
         log.info("moved the data folder %s to %s", old, new)
         return new

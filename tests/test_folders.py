@@ -42,7 +42,9 @@ def test_a_data_folder_that_cannot_be_moved_is_used_where_it_is(
         raise PermissionError("read-only volume")
 
     monkeypatch.setattr(shutil, "move", refuse)
+    monkeypatch.setattr(folders, "_UNMOVABLE", set())
     assert folders.data_folder() == old and not new.exists()
+    assert folders.data_folder() == old  # not tried again (nor warned about) in this process
 
 
 def test_the_config_folder_comes_from_platformdirs_unless_overridden(

@@ -69,7 +69,7 @@ def _update(history: History, reimport: bool) -> None:
 
 def _print(history: History, names: list[str], as_json: bool) -> None:
     if not names and not as_json:
-        sys.stdout.write("no match recorded yet: play one on the LAN, its log is read here\n")
+        sys.stdout.write("no match recorded yet: every match played here (practice too) counts\n")
     for name in names:
         stats = player_stats(history, name)
         if as_json:

@@ -57,3 +57,13 @@ def test_options_bind_a_readable_peer_id_to_their_key() -> None:
     assert already.peer_id == key.peer_id("ann")
     fresh = LanOptions("Bo", "bo-7")
     assert owns(fresh.peer_id, fresh.key.public_bytes)
+
+
+def test_the_bench_reports_what_keys_cost_an_action() -> None:
+    from nerts_lan.keybench import bench_keys
+
+    figures = bench_keys(quick=True)
+    assert figures["actions"] == 300
+    sizes = figures["action_frame_bytes"]
+    assert sizes["signed"] > sizes["unsigned"] + 96  # a proof: signature and key
+    assert set(figures["added_per_action_us"]) == {"author", "each_receiver"}

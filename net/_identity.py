@@ -11,6 +11,7 @@ only gives someone two keys for ids of their own, which grants nothing they coul
 
 A proof (``Proof``) is what travels with a signed entry: the 64-byte signature, then the
 author's 32-byte public key. Ed25519 signatures are deterministic, so the sans-IO core stays so.
+See "Identity and signatures" in docs/protocol.md.
 """
 
 from __future__ import annotations

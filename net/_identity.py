@@ -153,8 +153,10 @@ def peer_id_of(public_key: bytes, label: str = "") -> str:
     return f"{label}-{tail}" if label else tail
 
 
+@functools.lru_cache(maxsize=1024)
 def owns(peer_id: str, public_key: bytes) -> bool:
-    """Whether ``peer_id`` is the id of ``public_key`` (under the label the id shows)."""
+    """Whether ``peer_id`` is the id of ``public_key`` (under the label the id shows); kept, as
+    every action of a peer is checked against the same pair."""
     if len(public_key) != PUBLIC_KEY_SIZE or len(peer_id) < DIGEST_CHARS:
         return False
     label = peer_id[: -DIGEST_CHARS - 1] if len(peer_id) > DIGEST_CHARS else ""

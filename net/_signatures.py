@@ -22,7 +22,7 @@ from net.errors import RemoteProtocolError
 from net.events import LogEntry
 from net.messages import Action, Message, ViewDecision, ViewProposal
 
-__all__ = ["Identity", "check_entries", "entry_message"]
+__all__ = ["Identity", "check_entries", "entry_is_signed", "entry_message"]
 
 ENTRY_DOMAIN: Final = b"nerts-lan entry v1"
 _NUMBERS: Final = struct.Struct(">QQ")
@@ -49,6 +49,13 @@ def entry_message(table: str, incarnation: int, entry: LogEntry) -> bytes:
     return signed_message(ENTRY_DOMAIN, table.encode(), entry.peer.encode(), numbers, payload)
 
 
+def entry_is_signed(table: str, incarnation: int, entry: LogEntry) -> bool:
+    """Whether ``entry`` carries a right proof by its author (``entry.peer``) at ``table``, as
+    incarnation ``incarnation``: what anyone passing an entry on (a relay) must check first."""
+    message = entry_message(table, incarnation, entry)
+    return entry.proof is not None and verify_proof(entry.peer, message, entry.proof)
+
+
 def check_entries(table: str, sender: str, msg: Message) -> None:
     """``RemoteProtocolError`` unless every entry ``msg`` carries (an action's own, or relayed
     in a proposal or decision) has a right proof by its author. The author's incarnation is the
@@ -73,5 +80,5 @@ def check_entries(table: str, sender: str, msg: Message) -> None:
 def _check(table: str, incarnation: int, entry: LogEntry, field: str) -> None:
     if entry.proof is None:
         raise RemoteProtocolError(field, "unsigned entry at a signed table")
-    if not verify_proof(entry.peer, entry_message(table, incarnation, entry), entry.proof):
+    if not entry_is_signed(table, incarnation, entry):
         raise RemoteProtocolError(field, f"not signed by {entry.peer}")

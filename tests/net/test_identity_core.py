@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from net import Identity, PeerKey
-from net._signatures import entry_message
+from net._signatures import entry_is_signed, entry_message
 from net.core import OrderingCore
 from net.errors import LocalProtocolError
 from net.events import EntryReceived, Event, LogEntry, ProtocolViolated
@@ -192,3 +192,12 @@ def test_a_joiner_welcomed_at_a_signed_table_gets_checked_catch_up_entries() -> 
     for peer in g.names:
         assert violations(g.events[peer]) == []
         assert g.stable(peer)[-2:] == sorted([played, mine])
+
+
+def test_anyone_passing_an_entry_on_can_check_it_alone() -> None:
+    key = key_of("bo")
+    entry = Identity(key, TABLE).sign(7, LogEntry(5, key.peer_id("bo"), {"play": 1}))
+    assert entry_is_signed(TABLE, 7, entry)
+    assert not entry_is_signed(TABLE, 8, entry)  # another incarnation's
+    assert not entry_is_signed("t2", 7, entry)
+    assert not entry_is_signed(TABLE, 7, LogEntry(5, entry.peer, {"play": 1}))  # unsigned

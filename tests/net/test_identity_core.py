@@ -10,7 +10,7 @@ import pytest
 from net import Identity, PeerKey
 from net._signatures import entry_is_signed, entry_message
 from net.core import OrderingCore
-from net.errors import LocalProtocolError
+from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import EntryReceived, Event, LogEntry, ProtocolViolated
 from net.messages import (
     REASON_EXCLUDED,
@@ -18,6 +18,7 @@ from net.messages import (
     Removal,
     ViewDecision,
     ViewProposal,
+    decode_message,
     encode_message,
 )
 from tests.net.test_core import CONFIG, Group, of_type
@@ -201,3 +202,20 @@ def test_anyone_passing_an_entry_on_can_check_it_alone() -> None:
     assert not entry_is_signed(TABLE, 8, entry)  # another incarnation's
     assert not entry_is_signed("t2", 7, entry)
     assert not entry_is_signed(TABLE, 7, LogEntry(5, entry.peer, {"play": 1}))  # unsigned
+
+
+def test_proofs_travel_in_actions_and_relayed_entries_and_must_be_96_bytes() -> None:
+    proof = bytes(range(96))
+    action = Action(3, 0, {"bo": (0, 2)}, {"play": 1}, proof)
+    assert decode_message(encode_message(action)) == action
+    unsigned = Action(3, 0, {}, {"play": 1})
+    assert b"proof" not in encode_message(unsigned)  # the frame of an unsigned table as before
+    entry = LogEntry(3, "cy", {"play": 1}, proof)
+    back = decode_message(encode_message(relayed_proposal(4, "cy", entry)))
+    assert isinstance(back, ViewProposal) and back.entries[0].proof == proof
+    for bad in (
+        Action(3, 0, {}, 1, proof[:-1]),
+        relayed_proposal(4, "cy", LogEntry(3, "cy", 1, b"x")),
+    ):
+        with pytest.raises(RemoteProtocolError, match="expected 96 bytes"):
+            decode_message(encode_message(bad))

@@ -387,29 +387,27 @@ class Mesh:
         resume = check_hello(received, self.me, self.config.table_code is not None)
         hello = received.hello
         if expected is not None:
+            # Proven first, vetted after: the proof lets other connections run.
+            await prove_key(connection, self.config.key, hello, (mine, raw), dialed=True)
             self._vet(hello, expected)
-            await prove_key(connection, self.config.key, received.hello, (mine, raw), dialed=True)
             return Opened(hello, resume, received.listen)
         known = self._is_known(hello.peer)
         if known:
             self._strangers.shield(connection)
         self._vet(hello, expected)
-        link = self._links.get(hello.peer)
-        if self.config.table_code is None:
-            mine = _send_hello(self, connection, link)
-            await prove_key(connection, self.config.key, received.hello, (raw, mine), dialed=False)
-            return Opened(hello, resume, received.listen)
-        if not self._budgets.allow(connection.address, _loop_time()):
-            raise Shed
-        # Who listens here, under what name and where, is told only to a dialer who proved the
-        # code: first a veiled hello, then the whole one as the first tagged frame.
-        veiled = connection.write(veiled_hello_body(self.me))
-        gate = self._gates.of(connection.address, known)
-        code = self.config.table_code
-        await authenticate(connection, code, self.me.table, gate, False, (raw, veiled))
+        if self.config.table_code is not None:
+            if not self._budgets.allow(connection.address, _loop_time()):
+                raise Shed
+            # Who listens here, under what name and where, is told only to a dialer who proved
+            # the code: first a veiled hello, then the whole one as the first tagged frame.
+            veiled = connection.write(veiled_hello_body(self.me))
+            gate = self._gates.of(connection.address, known)
+            code = self.config.table_code
+            await authenticate(connection, code, self.me.table, gate, False, (raw, veiled))
         mine = _send_hello(self, connection, self._links.get(hello.peer))
-        await prove_key(connection, self.config.key, received.hello, (raw, mine), dialed=False)
-        # The key exchange let other connections run: the pair may have linked meanwhile.
+        await prove_key(connection, self.config.key, hello, (raw, mine), dialed=False)
+        # The key exchange and the proofs let other connections run: the pair may have linked
+        # meanwhile.
         if self._existing_connection_wins(hello.peer):
             raise Refused(_DUPLICATE)
         return Opened(hello, resume, received.listen)
@@ -427,10 +425,8 @@ class Mesh:
         whole = await connection.read_handshake_raw()
         received = parse_hello(connection.decode(whole), connection.who)
         resume = check_hello(received, self.me, coded=True)
+        await prove_key(connection, self.config.key, received.hello, (dialer_hello, whole), True)
         self._vet(received.hello, expected)
-        await prove_key(
-            connection, self.config.key, received.hello, (dialer_hello, whole), dialed=True
-        )
         return Opened(received.hello, resume, received.listen)
 
     def _vet(self, hello: Hello, expected: str | None) -> None:

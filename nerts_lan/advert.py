@@ -8,16 +8,16 @@ after ``normalize_code``; a peer that does not know it is refused with one of ``
 
 from __future__ import annotations
 
-import contextlib
 import re
 import secrets
 from dataclasses import dataclass, field
 
+from net import PeerKey, owns
 from net.core import CoreConfig
 from net.discovery import Advert
 from net.transport import CODE_NEEDED, NO_CODE_HERE, WRONG_CODE
 
-from .matchlog import data_folder
+from .identity import label_of, laptop_peer_id
 
 __all__ = [
     "CODE_REFUSALS",
@@ -34,8 +34,9 @@ __all__ = [
 ]
 
 SERVICE_TYPE = "_nerts._tcp.local."
-PROTOCOL = 1
-"""The game's wire protocol version, in the mDNS advert and in every connection's hello."""
+PROTOCOL = 2
+"""The game's wire protocol version, in the mDNS advert and in every connection's hello (2: peer
+keys, signed actions)."""
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 4
@@ -96,6 +97,14 @@ class LanOptions:
     table_code: str | None = None
     """The table's code (``normalize_code`` it first): only peers that know it link with us,
     and every frame between us is authenticated. None: an open table."""
+    key: PeerKey = field(default_factory=PeerKey.generate)
+    """This peer's key (the laptop's, ``nerts_lan.identity.laptop_key``; by default a fresh one):
+    it proves ``peer_id`` in every handshake and signs every action. A ``peer_id`` that is not
+    this key's id is taken as the readable label of one (``"ann-1"`` becomes ``"ann-1-<hash>"``)."""
+
+    def __post_init__(self) -> None:
+        if not owns(self.peer_id, self.key.public_bytes):
+            self.peer_id = self.key.peer_id(label_of(self.peer_id))
 
 
 def make_peer_id(name: str, suffix: str | None = None) -> str:
@@ -118,23 +127,11 @@ def normalize_code(typed: str) -> str | None:
     return code[:MAX_CODE_LENGTH] or None
 
 
-def persistent_peer_id(name: str) -> str:
-    """The same peer id for the same name on this machine (kept in the data folder), so that a
-    player whose game crashed and who joins again takes their seat back."""
-    folder = data_folder()
-    slug = make_peer_id(name, "x")[:-2]
-    path = folder / f"peer-id-{slug}"
-    try:
-        text = path.read_text().strip()
-        if text.startswith(slug + "-") and len(text) <= 64:
-            return text
-    except OSError:
-        pass
-    peer_id = make_peer_id(name)
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(peer_id + "\n")
-    return peer_id
+def persistent_peer_id(name: str, key: PeerKey | None = None) -> str:
+    """The same peer id for the same name on this machine (the id of the laptop's key, kept in
+    the data folder, under the name), so that a player whose game crashed and who joins again
+    takes their seat back (see ``nerts_lan.identity``)."""
+    return laptop_peer_id(name, key)
 
 
 def table_from_advert(advert: Advert) -> TableInfo | None:

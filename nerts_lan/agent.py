@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from net import Identity
 from net.core import OrderingCore
 from net.discovery import Advert, Discovery
 from net.errors import LocalProtocolError
@@ -97,7 +98,9 @@ class TableAgent:
         self.table_id = secrets.token_hex(4)
         self._open_log()
         me = self.options.peer_id
-        core = OrderingCore(me, [me], time.monotonic(), self.options.core)
+        core = OrderingCore(
+            me, [me], time.monotonic(), self.options.core, identity=self._identity()
+        )
         await self._start_node(core)
         self._run(self.peer.start([me], settings, self._ready()))
         self._check_joined()
@@ -113,6 +116,7 @@ class TableAgent:
             time.monotonic(),
             self.options.core,
             self.options.incarnation,
+            identity=self._identity(),
         )
         self._contact = table.host_peer
         await self._start_node(core)
@@ -182,9 +186,15 @@ class TableAgent:
             delay=_injected_delay(),
             on_ephemeral=self._on_ephemeral,
             table_code=self.options.table_code,
+            key=self.options.key,
         )
         self.port = await self.node.async_start(interface)
         self._post_status()
+
+    def _identity(self) -> Identity:
+        """What the core signs our actions with, for this table: every action at a LAN table is
+        signed, and every action from others checked (docs/protocol.md)."""
+        return Identity(self.options.key, self.table_id)
 
     def _ready(self) -> bool:
         return self.node is not None and self.node.core.ready and not self._closed
@@ -236,6 +246,7 @@ class TableAgent:
             time.monotonic(),
             self.options.core,
             incarnation,
+            identity=self._identity(),
         )
         await self._start_node(core)
         assert self.node is not None

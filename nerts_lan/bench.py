@@ -191,7 +191,15 @@ def _optional_groups() -> dict[str, Callable[[bool], dict[str, Any]]]:
     groups["net"] = _bench_net
     groups["lan"] = _bench_lan
     groups["ui"] = _bench_ui
+    groups["keys"] = _bench_keys
     return groups
+
+
+def _bench_keys(quick: bool) -> dict[str, Any]:
+    """What peer keys cost: signing and checking each action, and its frame's growth."""
+    from .keybench import bench_keys
+
+    return bench_keys(quick)
 
 
 def _bench_net(quick: bool) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from .browse import TableBrowser
 from .comeback import LOOK_FOR, live_table
 from .commands import Sit
 from .history import record_new_logs
+from .identity import laptop_key
 from .lan_events import LobbyView, SeatStatus
 from .lan_session import LanSession
 from .matchlog import ReplayedRound, data_folder, read_match_log, replay_report
@@ -486,9 +487,11 @@ def _listed_record(table: TableInfo) -> Record:
 
 def _lan_options(peer: PeerConfig) -> LanOptions:
     _configure_logging(peer.verbose)
+    key = laptop_key()
     return LanOptions(
         name=peer.name,
-        peer_id=peer.peer_id or persistent_peer_id(peer.name),
+        peer_id=peer.peer_id or persistent_peer_id(peer.name, key),
+        key=key,
         interface=peer.interface,
         team=None if peer.team is None else peer.team - 1,
         bot=peer.bot,

@@ -8,6 +8,9 @@ The public names are the ones in ``__all__`` below, importable from ``net`` itse
 - the asyncio side: ``Mesh`` (reliable FIFO TCP links, configured by ``MeshConfig``, reporting to
   a ``MeshListener``), ``Node`` (a core driven by a mesh and a clock), ``Discovery`` (mDNS
   adverts of tables) and ``NetworkThread`` (an event loop in a thread of its own);
+- who a peer is: ``PeerKey`` (its Ed25519 key pair), ``peer_id_of`` (the peer id of a public
+  key), ``owns`` and ``verify``; an ``Identity`` makes a core sign its entries and check everyone's
+  (see "Identity and signatures" in docs/protocol.md);
 - ``unpack_untrusted``: msgpack from another machine, decoded within limits.
 
 The modules whose names start with ``_`` are parts of these, not API. Two public modules are
@@ -25,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._codec import UndecodableError, UnpackLimits, unpack_untrusted
+    from ._identity import PeerKey, owns, peer_id_of, verify
+    from ._signatures import Identity
     from .core import CoreConfig, OrderingCore, Phase
     from .discovery import Advert, Discovery, DiscoveryError
     from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
@@ -105,6 +110,12 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
     "Advert",
     "Discovery",
     "DiscoveryError",
+    # Identity
+    "Identity",
+    "PeerKey",
+    "owns",
+    "peer_id_of",
+    "verify",
     # Decoding msgpack from strangers
     "UndecodableError",
     "UnpackLimits",
@@ -113,6 +124,8 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
 
 _MODULES = {
     "_codec": ("UndecodableError", "UnpackLimits", "unpack_untrusted"),
+    "_identity": ("PeerKey", "owns", "peer_id_of", "verify"),
+    "_signatures": ("Identity",),
     "core": ("CoreConfig", "OrderingCore", "Phase"),
     "discovery": ("Advert", "Discovery", "DiscoveryError"),
     "errors": ("LocalProtocolError", "ProtocolError", "RemoteProtocolError"),

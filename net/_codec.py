@@ -21,6 +21,7 @@ __all__ = [
     "KIND_HELLO",
     "KIND_KEY_EXCHANGE",
     "KIND_PEERS",
+    "KIND_PROOF",
     "KIND_REFUSE",
     "MAX_TEXT",
     "Broken",
@@ -35,7 +36,7 @@ __all__ = [
 HEADER = struct.Struct(">I")
 """The length prefix of every frame."""
 KIND_HELLO, KIND_DATA, KIND_ACK, KIND_REFUSE, KIND_PEERS = 0, 1, 2, 3, 4
-KIND_EPHEMERAL, KIND_KEY_EXCHANGE, KIND_CONFIRM = 5, 6, 7
+KIND_EPHEMERAL, KIND_KEY_EXCHANGE, KIND_CONFIRM, KIND_PROOF = 5, 6, 7, 8
 MAX_TEXT = 200
 """Longest text field of a hello, and longest refusal reason repeated from the other side."""
 

@@ -19,6 +19,7 @@ from ._codec import (
     HEADER,
     KIND_CONFIRM,
     KIND_KEY_EXCHANGE,
+    KIND_PROOF,
     Broken,
     Refused,
     UndecodableError,
@@ -34,12 +35,16 @@ from ._handshake import (
     TAG_SIZE,
     WRONG_CODE,
     FrameTags,
+    Hello,
     SessionKeys,
+    check_proof,
     parse_handshake_frame,
+    proof_message,
 )
+from ._identity import SIGNATURE_SIZE, PeerKey
 from ._strangers import SourceGate
 
-__all__ = ["Connection", "authenticate", "cancel_within"]
+__all__ = ["Connection", "authenticate", "cancel_within", "prove_key"]
 
 log = logging.getLogger("net.transport")  # closing is the mesh's story
 
@@ -76,6 +81,9 @@ class Connection:
         """The tags of what we write, once authenticated."""
         self.incoming_tags: FrameTags | None = None
         """The tags of what the other end writes, once authenticated."""
+        self.binding = b""
+        """What peer key proofs on this connection sign besides the hellos: a value of the
+        session key once authenticated (``SessionKeys.binding``)."""
         peer = writer.get_extra_info("peername")
         self.address = str(peer[0]) if isinstance(peer, tuple) else "unknown"
         """The other end's IP address: what strangers are charged to."""
@@ -216,6 +224,31 @@ async def authenticate(
         await _confirm_second(connection, gate, keys)
     connection.outgoing_tags = FrameTags(keys.outgoing)
     connection.incoming_tags = FrameTags(keys.incoming)
+    connection.binding = keys.binding
+
+
+async def prove_key(
+    connection: Connection,
+    key: PeerKey | None,
+    other: Hello,
+    hellos: tuple[bytes, bytes],
+    dialed: bool,
+) -> None:
+    """With a key, each end proves it holds the key of its peer id: it signs both hellos (a
+    fresh nonce in each) and the connection's binding. The listener proves first, right after
+    its hello; the dialer checks that, then proves in turn (``Refused`` on a wrong proof: nobody
+    links under a peer id without its key). ``hellos``: the dialer's and the listener's."""
+    if key is None:
+        return
+    dialer_hello, listener_hello = hellos
+    binding = connection.binding
+    mine = key.sign(proof_message(dialed, dialer_hello, listener_hello, binding))
+    if not dialed:
+        connection.write([KIND_PROOF, mine])
+    theirs = await connection.read_handshake_frame(KIND_PROOF, SIGNATURE_SIZE)
+    check_proof(other, proof_message(not dialed, dialer_hello, listener_hello, binding), theirs)
+    if dialed:
+        connection.write([KIND_PROOF, mine])
 
 
 async def code_check_turn(gate: SourceGate) -> None:

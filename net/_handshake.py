@@ -1,6 +1,7 @@
 """The opening of a connection, as pure functions: the hello codec and its checks, the keys a coded
-table derives from SPAKE2 and both hellos, and the per-direction frame tags. No sockets. (The
-gates that space out failed code checks, per source address, are in ``net._strangers``.)
+table derives from SPAKE2 and both hellos, the per-direction frame tags, and the proofs by which
+each end shows it holds the key of the peer id it claims. No sockets. (The gates that space out
+failed code checks, per source address, are in ``net._strangers``.)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from ._addresses import parse_listen_address
 from ._codec import HEADER, KIND_HELLO, MAX_TEXT, Broken, Refused, is_refusal
+from ._identity import PUBLIC_KEY_SIZE, owns, signed_message, verify
 
 __all__ = [
     "CODE_NEEDED",
@@ -21,7 +23,10 @@ __all__ = [
     "HANDSHAKE_TIMEOUT",
     "KEY_EXCHANGE_ID",
     "KEY_EXCHANGE_SIZE",
+    "KEY_NEEDED",
+    "NONCE_SIZE",
     "NO_CODE_HERE",
+    "NO_KEYS_HERE",
     "TAG_SIZE",
     "WRONG_CODE",
     "FrameTags",
@@ -29,10 +34,12 @@ __all__ = [
     "ReceivedHello",
     "SessionKeys",
     "check_hello",
+    "check_proof",
     "check_veiled_hello",
     "hello_body",
     "parse_handshake_frame",
     "parse_hello",
+    "proof_message",
     "refusal_from",
     "veiled_hello_body",
 ]
@@ -45,6 +52,14 @@ WRONG_CODE = "wrong table code"
 """Refusal when the key confirmation fails: the two peers typed different codes."""
 CODE_SCHEME = "spake2"
 """The tenth hello field of a peer with a code; a peer without one sends the original nine."""
+KEY_NEEDED = "this table needs a peer key: update nerts-lan on every laptop"
+"""Refusal of a peer without a key by a peer with one."""
+NO_KEYS_HERE = "this table has no peer keys"
+"""Refusal of a peer with a key by a peer without one."""
+NONCE_SIZE = 16
+"""Random bytes each end's hello carries: what the other end's proof signs, so that no proof
+is worth anything on another connection."""
+_PROOF_DOMAIN = b"net.transport proof v1"
 HANDSHAKE_TIMEOUT = 5.0
 """Seconds for each step of the handshake (and for a code check's turn)."""
 KEY_EXCHANGE_ID = b"net.transport table "
@@ -63,6 +78,9 @@ class Hello:
     peer: str
     name: str
     incarnation: int
+    public_key: bytes | None = None
+    """The Ed25519 public key whose id ``peer`` is (``net._identity``); None: no key (a mesh
+    with no key sends the original hello, and links only with peers without one)."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +103,10 @@ def hello_body(
     known: int | None,
     listen: tuple[str, int] | None,
     coded: bool,
+    nonce: bytes = b"",
 ) -> list[Any]:
-    """Our hello: ``resume`` frames received from the incarnation ``known`` of the other side."""
+    """Our hello: ``resume`` frames received from the incarnation ``known`` of the other side.
+    With a key, an eleventh field ``[public key, nonce]`` follows the scheme (None when open)."""
     body: list[Any] = [
         KIND_HELLO,
         me.protocol,
@@ -98,8 +118,12 @@ def hello_body(
         -1 if known is None else known,
         list(listen) if listen is not None else None,
     ]
-    if coded:
-        body.append(CODE_SCHEME)
+    if coded or me.public_key is not None:
+        body.append(CODE_SCHEME if coded else None)
+    if me.public_key is not None:
+        if len(nonce) != NONCE_SIZE:
+            raise ValueError(f"a hello with a key carries a nonce of {NONCE_SIZE} bytes")
+        body.append([me.public_key, nonce])
     return body
 
 
@@ -115,25 +139,25 @@ def check_veiled_hello(body: Any, me: Hello, who: str) -> None:
     ``Broken`` if it is a refusal or malformed (a nine-field hello: the listener has no code)."""
     if is_refusal(body):
         raise refusal_from(who, body[1])
-    if isinstance(body, list) and len(body) == 9 and body[0] == KIND_HELLO:
+    if isinstance(body, list) and len(body) >= 9 and body[0] == KIND_HELLO:
         raise Refused(CODE_NEEDED)  # a listener without a code answers with its whole hello
     if not (isinstance(body, list) and len(body) == 4 and body[0] == KIND_HELLO):
         raise Broken(f"malformed hello from {who}")
     _, protocol, table, scheme = body
     if not isinstance(protocol, int) or not isinstance(table, str):
         raise Broken(f"malformed hello from {who}")
-    other = Hello(protocol, table, "?", "?", 0)
-    check_hello(ReceivedHello(other, 0, -1, None, scheme), me, coded=True)
+    _check_terms(Hello(protocol, table, "?", "?", 0), scheme, me, coded=True)
 
 
 def parse_hello(body: Any, who: str) -> ReceivedHello:
     """The hello in a decoded frame body; ``Broken`` if it is a refusal or malformed."""
     if is_refusal(body):
         raise refusal_from(who, body[1])
-    if not (isinstance(body, list) and len(body) in (9, 10) and body[0] == KIND_HELLO):
+    if not (isinstance(body, list) and len(body) in (9, 10, 11) and body[0] == KIND_HELLO):
         raise Broken(f"malformed hello from {who}")
     _, protocol, table, peer, name, incarnation, resume, known, listen_field = body[:9]
-    scheme = body[9] if len(body) == 10 else None
+    scheme = body[9] if len(body) >= 10 else None
+    public_key = _parse_identity(body[10], who) if len(body) == 11 else None
     listen = parse_listen_address(listen_field, who)
     for label, value, kind in (
         ("protocol", protocol, int),
@@ -148,7 +172,7 @@ def parse_hello(body: Any, who: str) -> ReceivedHello:
             raise Broken(f"hello field {label!r} from {who} has the wrong type")
         if isinstance(value, str) and not 0 < len(value) <= MAX_TEXT:
             raise Broken(f"hello field {label!r} from {who} has a bad length")
-    hello = Hello(protocol, table, peer, name, incarnation)
+    hello = Hello(protocol, table, peer, name, incarnation, public_key)
     return ReceivedHello(hello, resume, known, listen, scheme)
 
 
@@ -156,6 +180,52 @@ def check_hello(received: ReceivedHello, me: Hello, coded: bool) -> int:
     """``Refused`` (with a reason a person can read) unless the other side may link with us;
     the resume number that counts: only one recorded against our present incarnation."""
     other = received.hello
+    _check_terms(other, received.scheme, me, coded)
+    if me.public_key is not None and other.public_key is None:
+        raise Refused(KEY_NEEDED)
+    if me.public_key is None and other.public_key is not None:
+        raise Refused(NO_KEYS_HERE)
+    if other.public_key is not None and not owns(other.peer, other.public_key):
+        raise Refused(f"peer id {other.peer[:64]!r} is not the id of the key it showed")
+    return received.resume if received.known == me.incarnation else 0
+
+
+def proof_message(
+    by_dialer: bool, dialer_hello: bytes, listener_hello: bytes, binding: bytes
+) -> bytes:
+    """What one end signs to prove it holds its key: both hellos as sent (with both ends' keys,
+    peer ids and fresh nonces) and, at a coded table, a value of the session key (``binding``)
+    so that nobody in the middle can pass a proof on from a connection of their own."""
+    role = b"dialer" if by_dialer else b"listener"
+    return signed_message(_PROOF_DOMAIN, role, dialer_hello, listener_hello, binding)
+
+
+def check_proof(other: Hello, message: bytes, signature: bytes) -> None:
+    """``Refused`` unless ``signature`` is ``other``'s signature of ``message``."""
+    if other.public_key is None or not verify(other.public_key, message, signature):
+        raise Refused(f"{other.peer[:64]} did not prove it holds the key of its peer id")
+
+
+def _parse_identity(field: Any, who: str) -> bytes | None:
+    """The public key in a hello's identity field ``[key, nonce]`` (None: none)."""
+    if field is None:
+        return None
+    if not (
+        isinstance(field, list)
+        and len(field) == 2
+        and isinstance(field[0], bytes)
+        and len(field[0]) == PUBLIC_KEY_SIZE
+        and isinstance(field[1], bytes)
+        and len(field[1]) == NONCE_SIZE
+    ):
+        raise Broken(f"hello field 'identity' from {who} is malformed")
+    key: bytes = field[0]
+    return key
+
+
+def _check_terms(other: Hello, scheme: Any, me: Hello, coded: bool) -> None:
+    """``Refused`` unless the two ends speak the same protocol at the same table, are two, and
+    agree on having a code."""
     if other.protocol != me.protocol:
         raise Refused(
             f"protocol version {other.protocol} does not match ours "
@@ -165,14 +235,12 @@ def check_hello(received: ReceivedHello, me: Hello, coded: bool) -> int:
         raise Refused(f"this is table {me.table}, not {other.table}")
     if other.peer == me.peer:
         raise Refused("a peer cannot connect to itself")
-    scheme = received.scheme
     if scheme is None and coded:
         raise Refused(CODE_NEEDED)
     if scheme is not None and not coded:
         raise Refused(NO_CODE_HERE)
     if scheme is not None and scheme != CODE_SCHEME:
         raise Refused(f"table code scheme {str(scheme)[:40]!r} is not ours: update every peer")
-    return received.resume if received.known == me.incarnation else 0
 
 
 def parse_handshake_frame(
@@ -218,6 +286,9 @@ class SessionKeys:
     their_confirmation: bytes
     outgoing: bytes
     incoming: bytes
+    binding: bytes
+    """The same at both ends of this connection, and on no other: what the peer key proofs
+    sign at a coded table."""
 
     @classmethod
     def derive(
@@ -239,7 +310,7 @@ class SessionKeys:
         by_dialer = key(b"confirm dialer to listener"), key(b"frames dialer to listener")
         by_listener = key(b"confirm listener to dialer"), key(b"frames listener to dialer")
         mine, theirs = (by_dialer, by_listener) if dialed else (by_listener, by_dialer)
-        return cls(mine[0], theirs[0], mine[1], theirs[1])
+        return cls(mine[0], theirs[0], mine[1], theirs[1], key(b"peer key proof binding"))
 
 
 class FrameTags:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ._connection import FRAME_TIMEOUT, Connection
 from ._handshake import Hello
+from ._identity import PeerKey
 from ._link import LinkState
 from ._ratelimit import DEFAULT_RATE_LIMITS, RateLimits
 
@@ -59,6 +60,10 @@ class MeshConfig:
     local_networks: Callable[[], Iterable[ipaddress.IPv4Network]] | None = None
     """Looks up the networks of our interfaces, the only ones a peer can make us dial (None:
     ask the operating system)."""
+    key: PeerKey | None = None
+    """Our peer key, whose id the hello's peer id must be: every handshake then proves that each
+    end holds the key of the id it claims, and links only with peers that have one (None: no
+    keys, and links only with peers without one)."""
 
     def __post_init__(self) -> None:
         if self.table_code is not None and not self.table_code:

@@ -33,10 +33,12 @@ from typing import Final
 
 from net._agreement import MAX_KEPT_FRAMES, Timeouts, ViewAgreement
 from net._guard import FrameGuard
+from net._identity import owns
 from net._liveness import Liveness
 from net._log import OrderedLog
 from net._membership import Membership
 from net._outbox import Outbox
+from net._signatures import Identity, check_entries
 from net._splits import Rivals
 from net._transfer import SnapshotTransfer, StateHashes
 from net.errors import LocalProtocolError, RemoteProtocolError
@@ -101,11 +103,17 @@ class OrderingCore:
         incarnation: int = 0,
         *,
         join: bool = False,
+        identity: Identity | None = None,
     ) -> None:
         """A founding member (all founders at incarnation 0) or, with ``join=True``, a joiner
-        that asks `members` (its contacts) to add it."""
+        that asks `members` (its contacts) to add it. With an `identity` (whose key `peer_id`
+        must be the id of) it signs its entries and refuses every entry without its author's
+        proof; without one it signs and checks nothing."""
         self.config = cfg = config or CoreConfig()
         _check_peer_id(peer_id, cfg.limits)
+        if identity is not None and not owns(peer_id, identity.key.public_bytes):
+            raise LocalProtocolError(f"peer id {peer_id!r} is not the id of the identity's key")
+        self._identity = identity
         if incarnation < 0:
             raise LocalProtocolError("incarnation must be >= 0")
         others = sorted(set(members) - {peer_id})
@@ -151,9 +159,11 @@ class OrderingCore:
         now: float,
         config: CoreConfig | None = None,
         incarnation: int = 0,
+        *,
+        identity: Identity | None = None,
     ) -> OrderingCore:
         """A core that asks `contacts` to add it (incarnation > 0 for a returning peer)."""
-        return cls(peer_id, contacts, now, config, incarnation, join=True)
+        return cls(peer_id, contacts, now, config, incarnation, join=True, identity=identity)
 
     # --- public API -------------------------------------------------------------------------
 
@@ -195,8 +205,11 @@ class OrderingCore:
         out.now = now
         ts = out.tick_clock()
         entry = LogEntry(ts, self.peer_id, payload)
+        if self._identity is not None:
+            entry = self._identity.sign(self.incarnation, entry)
         self._log.insert(entry)
-        out.broadcast(Action(ts, self.incarnation, out.seen(), payload), self._members.dests())
+        action = Action(ts, self.incarnation, out.seen(), payload, entry.proof)
+        out.broadcast(action, self._members.dests())
         self._liveness.cancel_ack()
         self._stabilize()  # alone in the group, an entry is stable at once
         return entry
@@ -208,6 +221,8 @@ class OrderingCore:
             return self._end()
         try:
             message = decode_message(data, self.config.limits)
+            if self._identity is not None:
+                check_entries(self._identity.table, from_peer, message)
             self._handle(from_peer, message)
         except RemoteProtocolError as exc:
             self._violation(from_peer, exc.field, exc.reason)
@@ -371,7 +386,7 @@ class OrderingCore:
     def _on_member_frame(self, peer: str, msg: Message) -> None:
         """Hand a frame of a live member to the part it concerns."""
         if isinstance(msg, Action):
-            self._log.on_entry(LogEntry(msg.ts, peer, msg.payload))
+            self._log.on_entry(LogEntry(msg.ts, peer, msg.payload, msg.proof))
             self._liveness.schedule_ack(self._out.now)
         elif isinstance(msg, Heartbeat):
             pass

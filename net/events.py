@@ -37,11 +37,14 @@ Payload: TypeAlias = Any
 
 @dataclass(frozen=True, order=True)
 class LogEntry:
-    """One action in the total order; entries sort by (ts, peer), the payload is not compared."""
+    """One action in the total order; entries sort by (ts, peer), the payload and proof are not
+    compared."""
 
     ts: int
     peer: str
     payload: Payload = field(compare=False)
+    proof: bytes | None = field(default=None, compare=False, repr=False)
+    """Its author's signature and public key (see ``net._signatures``), or None unsigned."""
 
     @property
     def key(self) -> tuple[int, str]:

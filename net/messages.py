@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple, TypeAlias
 import msgpack
 
 from net._codec import UndecodableError, UnpackLimits, undecodable_reason, unpack_untrusted
+from net._identity import PROOF_SIZE
 from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import LogEntry, Payload
 
@@ -91,9 +92,11 @@ class Message:
 
 @dataclass(frozen=True)
 class Action(Message):
-    """A new log entry (ts, sender) authored by the sender."""
+    """A new log entry (ts, sender) authored by the sender; `proof` is the author's signature
+    and public key (``net._signatures``), None at an unsigned table (then not on the wire)."""
 
     payload: Payload
+    proof: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -201,6 +204,8 @@ def encode_message(message: Message) -> bytes:
     # The fields of each kind follow the header in the order the dataclass declares them.
     for spec in fields(message)[len(_HEADER_FIELDS) :]:
         value = getattr(message, spec.name)
+        if value is None and spec.name in _OPTIONAL.get(kind, ()):
+            continue
         encode = _FIELD_ENCODERS.get(spec.name)
         obj[spec.name] = value if encode is None else encode(value)
     data: bytes = msgpack.packb(obj, use_bin_type=True)
@@ -278,6 +283,8 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
     "snapshot": frozenset({"index", "epoch", "anchor", "state"}),
     "expel": frozenset({"epoch", "target"}),
 }
+_OPTIONAL: Final[dict[str, frozenset[str]]] = {"action": frozenset({"proof"})}
+"""Fields a frame of that kind may leave out (a None value is not sent)."""
 _REASONS: Final = frozenset({REASON_EXCLUDED, REASON_LEFT})
 
 
@@ -286,7 +293,11 @@ def _encode_removals(removals: Mapping[str, Removal]) -> dict[str, list[object]]
 
 
 def _encode_entries(entries: tuple[LogEntry, ...]) -> list[list[object]]:
-    return [[e.ts, e.peer, e.payload] for e in entries]
+    # A signed entry carries its author's proof, so that anyone can check it whoever relays it.
+    return [
+        [e.ts, e.peer, e.payload] if e.proof is None else [e.ts, e.peer, e.payload, e.proof]
+        for e in entries
+    ]
 
 
 def _encode_peer_ints(values: Mapping[str, int]) -> dict[str, int]:
@@ -319,7 +330,7 @@ def _parse(obj: object, limits: Limits) -> Message:
     for name in sorted(expected):
         if name not in obj:
             raise RemoteProtocolError(_name(kind, name), "missing")
-    extra = sorted(str(k) for k in obj if k not in expected)
+    extra = sorted(str(k) for k in obj if k not in expected | _OPTIONAL.get(kind, frozenset()))
     if extra:
         raise RemoteProtocolError(_name(kind, extra[0]), "unexpected field")
     header = _Header(
@@ -342,7 +353,8 @@ _Fields: TypeAlias = dict[str, Any]
 
 def _decode_action(f: _Fields, h: _Header, limits: Limits) -> Message:
     _check_value(f["payload"], "action.payload", limits.max_depth)
-    return Action(*h, f["payload"])
+    proof = f.get("proof")
+    return Action(*h, f["payload"], None if proof is None else _proof(proof, "action.proof"))
 
 
 def _decode_beat(f: _Fields, h: _Header, limits: Limits) -> Message:
@@ -494,15 +506,20 @@ def _entries(value: object, field: str, limits: Limits) -> tuple[LogEntry, ...]:
     result = []
     for i, item in enumerate(value):
         where = f"{field}[{i}]"
-        if not isinstance(item, list) or len(item) != 3:
-            raise RemoteProtocolError(where, "expected [ts, peer, payload]")
+        if not isinstance(item, list) or len(item) not in (3, 4):
+            raise RemoteProtocolError(where, "expected [ts, peer, payload] or [..., proof]")
         _check_value(item[2], where + ".payload", limits.max_depth)
-        result.append(
-            LogEntry(
-                _int(item[0], where + ".ts", 1), _peer(item[1], where + ".peer", limits), item[2]
-            )
-        )
+        proof = _proof(item[3], where + ".proof") if len(item) == 4 else None
+        ts = _int(item[0], where + ".ts", 1)
+        result.append(LogEntry(ts, _peer(item[1], where + ".peer", limits), item[2], proof))
     return tuple(result)
+
+
+def _proof(value: object, field: str) -> bytes:
+    """An author's proof: its signature and public key (checked by the core, not here)."""
+    if not isinstance(value, bytes) or len(value) != PROOF_SIZE:
+        raise RemoteProtocolError(field, f"expected {PROOF_SIZE} bytes")
+    return value
 
 
 def _check_value(value: object, field: str, depth: int) -> None:

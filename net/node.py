@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._faults import DelayedMesh
+from ._identity import PeerKey
 from .core import OrderingCore
 from .events import Event, LogEntry, ProtocolViolated
 from .transport import CLOSE_GRACE, DEFAULT_MAX_FRAME, Hello, Mesh, MeshConfig, MeshListener
@@ -39,21 +40,24 @@ class Node:
         delay: Callable[[], float] | None = None,
         on_ephemeral: Callable[[str, bytes], None] = lambda peer, data: None,
         table_code: str | None = None,
+        key: PeerKey | None = None,
     ) -> None:
         """``on_link(peer, up)`` tells when a TCP link comes up or goes down (a vanished peer is
         noticed by the core's own timers too); ``on_problem(who, reason)`` reports a connection
         closed for a protocol problem; ``on_ephemeral(peer, data)`` hands over a best-effort
         frame from a linked peer (outside the ordered log, see ``broadcast_ephemeral``);
         ``table_code``: link only with peers that know it, every frame authenticated (see
-        ``net.transport``). ``delay``: fault injection for tests and benchmarks, the seconds to
-        hold back each ordered frame this peer sends (order kept)."""
+        ``net.transport``); ``key``: our peer key (``hello.peer`` its id), proven in every
+        handshake, and links only with peers that prove theirs. ``delay``: fault injection for
+        tests and benchmarks, the seconds to hold back each ordered frame this peer sends (order
+        kept)."""
         self.core = core
         self.clock = clock
         self._on_events = on_events
         self._on_link = on_link
         self._on_problem = on_problem
         listener = _NodeListener(self, on_ephemeral)
-        config = MeshConfig(max_frame=max_frame, table_code=table_code)
+        config = MeshConfig(max_frame=max_frame, table_code=table_code, key=key)
         self.mesh = (
             Mesh(hello, listener, config)
             if delay is None

@@ -13,6 +13,10 @@ snapshots, submits random payloads and rejoins after an expulsion::
 
     sim = SimNetwork(["a", "b", "c"], seed=7, app_factory=HashChainApp.factory(rate=20))
     sim.run_until(5.0)
+
+With ``keys`` (peer id -> `PeerKey`, e.g. ``sim_keys(["a", "b", "c"], seed=7)``, whose ids are
+``a-<hash>``...) every core signs its entries and refuses any entry without its author's proof,
+as at a real table; each node's `SimNode.identity` is what a malicious member may sign with.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from typing import Any, Protocol
 
 import msgpack
 
+from net._identity import PeerKey
+from net._signatures import Identity
 from net.core import CoreConfig, OrderingCore, Phase
 from net.events import (
     EntriesStabilized,
@@ -42,7 +48,19 @@ from net.events import (
     SnapshotRequested,
 )
 
-__all__ = ["HashChainApp", "LinkModel", "NullApp", "SimApp", "SimNetwork", "SimNode"]
+__all__ = ["HashChainApp", "LinkModel", "NullApp", "SimApp", "SimNetwork", "SimNode", "sim_keys"]
+
+SIM_TABLE = "sim"
+"""The table a signed simulation's entries are signed for."""
+
+
+def sim_keys(labels: Iterable[str], seed: int) -> dict[str, PeerKey]:
+    """Keys for a signed simulation, derived from ``seed``: peer id (``label-<hash>``) -> key."""
+    keys = {}
+    for label in labels:
+        key = PeerKey.from_seed(hashlib.sha256(f"{seed}/{label}".encode()).digest())
+        keys[key.peer_id(label)] = key
+    return keys
 
 
 @dataclass(frozen=True)
@@ -92,6 +110,8 @@ class SimNode:
         self.inbox: list[tuple[str, bytes]] = []
         self.timer_at: float | None = None
         self.submitted: list[tuple[float, LogEntry]] = []
+        self.identity: Identity | None = sim.identity_of(peer_id)
+        """What this peer signs with at a signed simulation (None: unsigned)."""
 
     @property
     def now(self) -> float:
@@ -133,7 +153,9 @@ class SimNetwork:
         core_config: CoreConfig | None = None,
         link: LinkModel | None = None,
         app_factory: Callable[[SimNode], SimApp] | None = None,
+        keys: dict[str, PeerKey] | None = None,
     ) -> None:
+        self.keys = dict(keys or {})
         self.rng = random.Random(seed)
         self.now = 0.0
         self.config = core_config or CoreConfig()
@@ -153,12 +175,20 @@ class SimNetwork:
         self.nodes: dict[str, SimNode] = {}
         for peer in founders:
             node = SimNode(self, peer)
-            node.core = OrderingCore(peer, founders, 0.0, self.config)
+            node.core = OrderingCore(peer, founders, 0.0, self.config, identity=node.identity)
             self.nodes[peer] = node
         for peer in founders:
             self._start_app(self.nodes[peer])
 
     # --- public API -------------------------------------------------------------------------
+
+    def identity_of(self, peer: str) -> Identity | None:
+        """What `peer` signs with (None when the simulation is unsigned)."""
+        if not self.keys:
+            return None
+        if peer not in self.keys:
+            raise ValueError(f"a signed simulation has no key for {peer!r}")
+        return Identity(self.keys[peer], SIM_TABLE)
 
     def call_at(self, when: float, action: Callable[[], None]) -> None:
         """Run `action` at simulated time `when` (not before now)."""
@@ -248,7 +278,9 @@ class SimNetwork:
         node.state = "alive"
         node.generation += 1
         contacts = [p for p, n in sorted(self.nodes.items()) if p != peer and n.alive]
-        node.core = OrderingCore.joining(peer, contacts, self.now, self.config, node.incarnation)
+        node.core = OrderingCore.joining(
+            peer, contacts, self.now, self.config, node.incarnation, identity=node.identity
+        )
         self._start_app(node)
         self.after_core_call(node, [])
 

@@ -3,7 +3,8 @@
 Each link carries length-prefixed msgpack frames (4-byte big-endian length, then the body) of at
 most ``MeshConfig.max_frame`` bytes. A connection opens with a hello from each side (protocol
 version, table id, peer id, display name, incarnation, and how far this side has received the
-other's frames); a mismatched version or table is refused with a message the user can read.
+other's frames); a mismatched version or table is refused with a message the user can read. With
+peer keys (``MeshConfig.key``) each end then signs both hellos to prove it holds its peer id's key.
 
 Application frames are numbered per link and kept until the other side acknowledges them, so when
 a TCP connection drops (Wi-Fi hiccup, a laptop lid) the next connection resends what was lost:
@@ -70,8 +71,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
+import secrets
 from collections.abc import Coroutine
 from typing import Any
 
@@ -86,10 +89,11 @@ from ._codec import (
     Broken,
     Refused,
 )
-from ._connection import Connection, authenticate, cancel_within
+from ._connection import Connection, authenticate, cancel_within, prove_key
 from ._handshake import (
     CODE_NEEDED,
     NO_CODE_HERE,
+    NONCE_SIZE,
     WRONG_CODE,
     Hello,
     check_hello,
@@ -98,6 +102,7 @@ from ._handshake import (
     parse_hello,
     veiled_hello_body,
 )
+from ._identity import PeerKey, owns
 from ._link import LinkState, QueuedFrame, existing_connection_wins
 from ._meshparts import DEFAULT_MAX_FRAME, MeshConfig, MeshLink, MeshListener, Opened, Shed
 from ._ratelimit import DEFAULT_RATE_LIMITS, Meter, RateLimits
@@ -140,9 +145,9 @@ class Mesh:
 
     def __init__(self, me: Hello, listener: MeshListener, config: MeshConfig | None = None) -> None:
         """``me``: what our hellos say; ``listener`` hears what happens on the links, from the
-        event loop; ``config``: limits, timers, the table code (defaults: ``MeshConfig()``)."""
-        self.me = me
+        event loop; ``config``: limits, timers, the table code, our key (``MeshConfig()``)."""
         self.config = config or MeshConfig()
+        self.me = _with_key(me, self.config.key)
         self.port = 0
         self._listener = listener
         self._listen: tuple[str, int] | None = None
@@ -376,33 +381,33 @@ class Mesh:
         code; ``Refused`` or ``Broken`` when the two may not link."""
         if expected is not None and self.config.table_code is not None:
             return await self._dial_coded(connection, expected)
-        if expected is not None:
-            self._send_hello(connection, self._link(expected))
+        mine = _send_hello(self, connection, self._link(expected)) if expected else b""
         raw = await connection.read_handshake_raw()
         received = parse_hello(connection.decode(raw), connection.who)
         resume = check_hello(received, self.me, self.config.table_code is not None)
         hello = received.hello
         if expected is not None:
+            # Proven first, vetted after: the proof lets other connections run.
+            await prove_key(connection, self.config.key, hello, (mine, raw), dialed=True)
             self._vet(hello, expected)
             return Opened(hello, resume, received.listen)
         known = self._is_known(hello.peer)
         if known:
             self._strangers.shield(connection)
         self._vet(hello, expected)
-        link = self._links.get(hello.peer)
-        if self.config.table_code is None:
-            self._send_hello(connection, link)
-            return Opened(hello, resume, received.listen)
-        if not self._budgets.allow(connection.address, _loop_time()):
-            raise Shed
-        # Who listens here, under what name and where, is told only to a dialer who proved the
-        # code: first a veiled hello, then the whole one as the first tagged frame.
-        veiled = connection.write(veiled_hello_body(self.me))
-        gate = self._gates.of(connection.address, known)
-        code = self.config.table_code
-        await authenticate(connection, code, self.me.table, gate, False, (raw, veiled))
-        self._send_hello(connection, self._links.get(hello.peer))
-        # The key exchange let other connections run: the pair may have linked meanwhile.
+        if self.config.table_code is not None:
+            if not self._budgets.allow(connection.address, _loop_time()):
+                raise Shed
+            # Who listens here, under what name and where, is told only to a dialer who proved
+            # the code: first a veiled hello, then the whole one as the first tagged frame.
+            veiled = connection.write(veiled_hello_body(self.me))
+            gate = self._gates.of(connection.address, known)
+            code = self.config.table_code
+            await authenticate(connection, code, self.me.table, gate, False, (raw, veiled))
+        mine = _send_hello(self, connection, self._links.get(hello.peer))
+        await prove_key(connection, self.config.key, hello, (raw, mine), dialed=False)
+        # The key exchange and the proofs let other connections run: the pair may have linked
+        # meanwhile.
         if self._existing_connection_wins(hello.peer):
             raise Refused(_DUPLICATE)
         return Opened(hello, resume, received.listen)
@@ -411,15 +416,16 @@ class Mesh:
         """The dialer's side of a coded handshake: the listener's veiled hello, the code, then
         its whole hello in a tagged frame."""
         assert self.config.table_code is not None
-        dialer_hello = self._send_hello(connection, self._link(expected))
+        dialer_hello = _send_hello(self, connection, self._link(expected))
         raw = await connection.read_handshake_raw()
         check_veiled_hello(connection.decode(raw), self.me, connection.who)
         gate = self._gates.of(connection.address, known=True)
         code = self.config.table_code
         await authenticate(connection, code, self.me.table, gate, True, (dialer_hello, raw))
-        whole = connection.decode(await connection.read_handshake_raw())
-        received = parse_hello(whole, connection.who)
+        whole = await connection.read_handshake_raw()
+        received = parse_hello(connection.decode(whole), connection.who)
         resume = check_hello(received, self.me, coded=True)
+        await prove_key(connection, self.config.key, received.hello, (dialer_hello, whole), True)
         self._vet(received.hello, expected)
         return Opened(received.hello, resume, received.listen)
 
@@ -462,13 +468,6 @@ class Mesh:
         if link is None or link.connection is None:
             return False
         return existing_connection_wins(self.me.peer, peer, link.dialed_by_me)
-
-    def _send_hello(self, connection: Connection, link: MeshLink | None) -> bytes:
-        """Write our hello; its body, which the key confirmation covers."""
-        resume = link.state.received if link is not None else 0
-        known = link.state.remote_incarnation if link is not None else None
-        coded = self.config.table_code is not None
-        return connection.write(hello_body(self.me, resume, known, self._listen, coded))
 
     async def _pump(self, connection: Connection, link: MeshLink, first: bytes | None) -> None:
         loop = asyncio.get_running_loop()
@@ -536,6 +535,15 @@ class Mesh:
             log.exception("ephemeral frame from %s", peer)
 
 
+def _send_hello(mesh: Mesh, connection: Connection, link: MeshLink | None) -> bytes:
+    """Write our hello (with a fresh nonce); its body, which the key confirmation covers."""
+    resume = link.state.received if link is not None else 0
+    known = link.state.remote_incarnation if link is not None else None
+    coded = mesh.config.table_code is not None
+    nonce = secrets.token_bytes(NONCE_SIZE)
+    return connection.write(hello_body(mesh.me, resume, known, mesh._listen, coded, nonce))
+
+
 def _share_addresses(mesh: Mesh, new: MeshLink) -> None:
     """Tell a new link every address we know, and every other link the new one's."""
     if not mesh.config.gossip:
@@ -570,6 +578,13 @@ def _learn_addresses(mesh: Mesh, source: str, book: list[Any]) -> None:
         if link is None or link.connection is None:
             # A restarted peer listens on a new port: dial the address heard most recently.
             mesh.connect(entry.peer, entry.host, entry.port)
+
+
+def _with_key(me: Hello, key: PeerKey | None) -> Hello:
+    """Our hello, showing our public key; ``ValueError`` if its peer id is not that key's."""
+    if key is not None and not owns(me.peer, key.public_bytes):
+        raise ValueError(f"peer id {me.peer!r} is not the id of the mesh's key")
+    return dataclasses.replace(me, public_key=None if key is None else key.public_bytes)
 
 
 def _loop_time() -> float:

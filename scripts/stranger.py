@@ -33,8 +33,9 @@ import spake2  # type: ignore[import-untyped]
 
 from nerts_lan.advert import CODE_ALPHABET, CODE_LENGTH, PROTOCOL, TableInfo
 from nerts_lan.browse import TableBrowser
+from net import PeerKey
 from net._codec import HEADER, KIND_CONFIRM, KIND_HELLO, KIND_KEY_EXCHANGE, pack_body
-from net._handshake import KEY_EXCHANGE_ID, Hello, SessionKeys, hello_body
+from net._handshake import KEY_EXCHANGE_ID, NONCE_SIZE, Hello, SessionKeys, hello_body
 
 CONNECT_TIMEOUT = 3.0
 READ_TIMEOUT = 15.0
@@ -214,9 +215,12 @@ class Stranger:
 
 
 def _hello(target: TableInfo) -> bytes:
-    """A valid hello for a coded table, from a peer id never seen before."""
-    me = Hello(PROTOCOL, target.table_id, f"stranger-{secrets.token_hex(4)}", "stranger", 1)
-    return pack_body(hello_body(me, 0, None, None, coded=target.needs_code))
+    """A valid hello for a coded table, from a peer id never seen before (with a key of its
+    own, as every peer of the game has: anyone can make one)."""
+    key = PeerKey.generate()
+    me = Hello(PROTOCOL, target.table_id, key.peer_id("stranger"), "stranger", 1, key.public_bytes)
+    nonce = secrets.token_bytes(NONCE_SIZE)
+    return pack_body(hello_body(me, 0, None, None, coded=target.needs_code, nonce=nonce))
 
 
 def _frame(body: bytes | list[Any]) -> bytes:

@@ -27,6 +27,7 @@ from nerts_lan.advert import (
 from nerts_lan.browse import CHECK_EVERY, TableBrowser
 from nerts_lan.comeback import live_table
 from nerts_lan.engine import Options
+from nerts_lan.identity import laptop_key
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.lan_session import LanSession
 from nerts_lan.matchlog import data_folder
@@ -123,9 +124,11 @@ class LanLobby:
         self._start(LanSession.join(options, table, wait=False))
 
     def _options(self, player: str, team: int | None = None) -> LanOptions:
+        key = laptop_key()
         return LanOptions(
             name=player,
-            peer_id=persistent_peer_id(player),
+            peer_id=persistent_peer_id(player, key),
+            key=key,
             interface=self.interface,
             team=team,
             bot=self.bot,

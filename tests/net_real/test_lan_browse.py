@@ -31,7 +31,8 @@ def test_a_hosted_table_appears_in_the_browser_and_goes_when_its_host_leaves() -
         table = listed()
         assert table is not None
         assert (table.table_id, table.port) == (host.status.table_id, host.status.port)
-        assert (table.host_name, table.host_peer, table.mode) == ("Ann", "ann-browse", "singles")
+        assert (table.host_name, table.host_peer, table.mode) == ("Ann", options.peer_id, "singles")
+        assert options.peer_id.startswith("ann-browse-")  # the label, then its key's hash
         assert (table.seats_taken, table.seats_total, table.state) == (1, 3, "lobby")
         assert table.needs_code and table.version == PROTOCOL
         assert browser.table(table.table_id) == table

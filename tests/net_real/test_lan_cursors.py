@@ -37,7 +37,7 @@ def test_a_pointer_from_one_session_shows_at_the_other_and_forgeries_do_not() ->
     try:
         status = host.status
         table = TableInfo(
-            status.table_id, "Pointers", "ann-1", "Ann", "singles", 1, 4, "lobby", 1,
+            status.table_id, "Pointers", status.peer_id, "Ann", "singles", 1, 4, "lobby", 1,
             "127.0.0.1", status.port,
         )  # fmt: skip
         guest = LanSession.join(LanOptions("Bo", "bo-1", interface="127.0.0.1"), table)

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import msgpack
 
-from net.core import CoreConfig, OrderingCore, Phase
+from net.core import CoreConfig, OrderingCore, Phase, VoteRecord
 from net.events import (
     EntriesStabilized,
     EntryReceived,
@@ -92,6 +92,7 @@ class SimNode:
         self.inbox: list[tuple[str, bytes]] = []
         self.timer_at: float | None = None
         self.submitted: list[tuple[float, LogEntry]] = []
+        self.vote: VoteRecord | None = None  # the last core's vote, kept across a restart
 
     @property
     def now(self) -> float:
@@ -230,6 +231,7 @@ class SimNetwork:
                 cut = self.now + self.rng.uniform(0.0, self.link.delay_max)
                 self._cuts[(peer, node.generation, dest)] = cut
         node.state = "dead"
+        node.vote = node.core.vote_record()  # as if kept on disk with every vote
         node.generation += 1
         node.inbox.clear()
         node.timer_at = None
@@ -248,7 +250,9 @@ class SimNetwork:
         node.state = "alive"
         node.generation += 1
         contacts = [p for p, n in sorted(self.nodes.items()) if p != peer and n.alive]
-        node.core = OrderingCore.joining(peer, contacts, self.now, self.config, node.incarnation)
+        node.core = OrderingCore.joining(
+            peer, contacts, self.now, self.config, node.incarnation, node.vote
+        )
         self._start_app(node)
         self.after_core_call(node, [])
 

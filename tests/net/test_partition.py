@@ -238,10 +238,40 @@ def _partial_cuts(
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_table_of_two_cut_in_half_becomes_one_group_again_when_the_cut_heals(seed: int) -> None:
-    """Either of two goes on alone (a dead laptop and a cut cable look the same), so a cut
-    leaves two groups. Once frames flow again they learn it from the expulsions they sent each
-    other; the lower-ranked one (same size: not holding the lowest id) dissolves and rejoins."""
+def test_a_table_of_two_cut_in_half_goes_on_on_one_side_and_waits_on_the_other(seed: int) -> None:
+    """A dead laptop and a cut cable look the same, so only one side of a table of two may go
+    on: the lowest id (a quorum alone); the other waits ("waiting for the table"), its plays
+    tentative, and never decides alone. When the cut heals it learns it was removed and
+    rejoins; nothing either side saw as stable is ever undone."""
+    oracle = FinalityOracle()
+    sim = SimNetwork(
+        ["ann", "bo"],
+        seed=seed,
+        core_config=CONFIG,
+        link=LinkModel(delay_min=0.001, delay_max=0.004),
+        app_factory=oracle.app_factory(rate=8.0, stop_at=6.0, hash_every=8, record_events=True),
+    )
+    sim.run_until(1.0)
+    cut = 3 * CONFIG.exclude_timeout
+    sim.cut_link("ann", "bo", cut)
+    sim.run_until(1.0 + cut - 0.05)
+    assert sim.nodes["ann"].core.members == {"ann": 0}
+    assert sim.nodes["bo"].core.members == {"ann": 0, "bo": 0}
+    assert sim.nodes["bo"].core.paused and not sim.nodes["ann"].core.paused
+    waiting_at = sim.nodes["bo"].core.stable_index
+    sim.run_until(1.0 + cut - 0.01)
+    assert sim.nodes["bo"].core.stable_index == waiting_at  # bo decides nothing alone
+    sim.run_until(6.0 + 3.0)
+    assert _expelled(sim, "ann") == []
+    assert sim.nodes["bo"].core.incarnation == 1
+    assert not oracle.violations, oracle.violations[:3]
+    _all_back(sim, Scenario(seed, 2, LinkModel(), 8.0, 6.0, 3.0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_table_of_two_whose_lowest_id_restarts_goes_on(seed: int) -> None:
+    """The other laptop of two cannot decide alone; the lowest id's new incarnation votes in
+    its predecessor's place, so its rejoin is decided and the table goes on."""
     sim = SimNetwork(
         ["ann", "bo"],
         seed=seed,
@@ -250,14 +280,12 @@ def test_a_table_of_two_cut_in_half_becomes_one_group_again_when_the_cut_heals(s
         app_factory=HashChainApp.factory(rate=8.0, stop_at=6.0, hash_every=8, record_events=True),
     )
     sim.run_until(1.0)
-    cut = 3 * CONFIG.exclude_timeout
-    sim.cut_link("ann", "bo", cut)
-    sim.run_until(1.0 + cut - 0.05)
-    assert sim.nodes["ann"].core.members == {"ann": 0}
-    assert sim.nodes["bo"].core.members == {"bo": 0}
+    sim.kill("ann")
+    sim.run_until(1.0 + 2 * CONFIG.exclude_timeout)
+    assert sim.nodes["bo"].core.members == {"ann": 0, "bo": 0}  # waits: no quorum alone
+    sim.restart("ann")
     sim.run_until(6.0 + 3.0)
-    assert _expelled(sim, "ann") == []
-    assert sim.nodes["bo"].core.incarnation == 1
+    assert sim.nodes["ann"].core.incarnation == 1
     _all_back(sim, Scenario(seed, 2, LinkModel(), 8.0, 6.0, 3.0))
 
 

@@ -158,9 +158,8 @@ def _random_cuts(sim: SimNetwork, rng: random.Random, peers: list[str], end: flo
     touches one of a minority of victims (sometimes every link of one, healing one by one).
     Return the peers at either end of a cut link.
 
-    The victims are never the lowest id: when only the link between two peers fails, the
-    lower id stays (as in the quorum rule), and a victim that keeps winning those duels could
-    shrink the group to two, where either side of a later cut goes on alone, by design."""
+    The victims are never the lowest id (as before issue 14, so that these seeds stay the ones
+    the sweeps ran; `nerts-lan faults partial` cuts any peer's links)."""
     victims = rng.sample(peers[1:], 1 if len(peers) < 5 else 2)
     touched = set(victims)
     for _ in range(rng.randint(1, 4)):
@@ -190,23 +189,13 @@ def test_after_partial_partitions_heal_everyone_is_a_member_with_one_log(seed: i
         assert _expelled(sim, peer) == [], sc.describe()
 
 
-# Seeds of the partial-cut generator that undo stable entries on today's core (found by sweeps
-# of seeds 0-1999 and 2000-4499 with the oracle on); issue 14 makes stable final. strict: once
-# fixed, they pass and the mark must go.
-UNDONE_TODAY = [767, 839, 1065, 1387, 1458]
-UNDONE_TODAY += [2232, 2259, 2482, 2549, 2751, 2820, 3177, 3253, 3444, 3879, 4342]
+# Seeds of the partial-cut generator that undid stable entries before membership was decided by
+# quorum ballots (sweeps of seeds 0-1999 and 2000-4499 with the oracle on; issue 14).
+UNDONE_BEFORE = [767, 839, 1065, 1387, 1458]
+UNDONE_BEFORE += [2232, 2259, 2482, 2549, 2751, 2820, 3177, 3253, 3444, 3879, 4342]
 
 
-@pytest.mark.parametrize(
-    "seed",
-    [
-        *range(30),
-        *[
-            pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="issue 14"))
-            for s in UNDONE_TODAY
-        ],
-    ],
-)
+@pytest.mark.parametrize("seed", [*range(30), *UNDONE_BEFORE])
 def test_after_partial_partitions_no_stable_entry_is_ever_undone(seed: int) -> None:
     oracle = FinalityOracle()
     _, _, _, sc = _partial_cuts(seed, oracle.app_factory)

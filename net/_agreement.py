@@ -1,6 +1,14 @@
-"""Agreement on the next view: our view change, the members' proposals, votes, withdrawals,
-the quorum and the decision. Private to `net.core`; see "Membership (views)" in
-docs/protocol.md.
+"""Agreement on the next view: ballot-numbered votes of the current view's members, decided by
+a quorum of them. Private to `net.core`; see "Membership (views)" in docs/protocol.md.
+
+Each epoch is one instance of single-decree Paxos whose voters are the view's members and whose
+value is the next view change (`Change`). A member with grounds (a silent member, a leave, a
+join request) freezes and prepares a ballot; a member that promises a ballot freezes too. A
+frozen member's clock and ``seen`` are fixed for the epoch: every other member counts its frames
+only up to them for stability until the epoch is decided, so no entry can become stable beyond
+what a quorum's promises bound, and the decided cuts and marker keep every stable entry in
+place. Once any member froze, the epoch ends only with a decision, maybe one that changes
+nothing; a member without a quorum waits (its table is paused) and never decides alone.
 """
 
 from __future__ import annotations
@@ -8,58 +16,66 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple, Protocol
 
-from net._grounds import Grounds, observe
+from net._grounds import observe
 from net._liveness import Liveness
 from net._log import OrderedLog
 from net._membership import Membership
 from net._outbox import Outbox
-from net._viewchange import ChangeSignature, SentProposal, ViewChange, Vote, Withdrawal
+from net._viewchange import (
+    NO_BALLOT,
+    Acceptor,
+    Ballot,
+    Change,
+    Proposal,
+    VoteRecord,
+    choose_change,
+    is_quorum,
+    leavers_in,
+)
 from net.errors import RemoteProtocolError
 from net.events import LogEntry
 from net.messages import (
     REASON_EXCLUDED,
     REASON_LEFT,
-    Expulsion,
-    Message,
+    Accept,
+    Accepted,
+    Prepare,
+    Promise,
     Removal,
     ViewDecision,
-    ViewProposal,
 )
 
 __all__ = ["MAX_KEPT_FRAMES", "AgreementHost", "Timeouts", "ViewAgreement"]
 
 MAX_KEPT_FRAMES = 10_000
-"""Frames kept aside per peer (of a member being removed, or before a joiner's welcome)."""
+"""Frames kept aside per peer (before a joiner's welcome)."""
+
+MAX_BACKOFF = 8
+"""A ballot that fails is tried again after the retry interval, doubled up to this factor."""
 
 
 class AgreementHost(Protocol):
     """What the agreement asks of the core that coordinates it."""
 
-    def replay(self, peer: str, msg: Message) -> None:
-        """Process a frame kept aside (a violation in it is reported, not raised)."""
-
     def expel(self, epoch: int) -> None:
-        """This core was removed from the group."""
+        """This core was removed from the group (or gives up its membership)."""
 
     def is_member(self) -> bool:
         """True while this core is a member (not expelled nor left)."""
 
-    def poison(self, peer: str, inc: int) -> None:
-        """Ignore incarnation `inc` of `peer` from now on (it broke the protocol)."""
-
 
 class Timeouts(NamedTuple):
-    """The silences after which a member is suspected and, on grounds, excluded."""
+    """The silences after which a member is suspected and, on grounds, excluded; `retry` is how
+    long a ballot may go without progress before a member tries a higher one."""
 
     suspect: float
     exclude: float
+    retry: float
 
 
 class ViewAgreement:
-    """Our view change in progress and what the members proposed for the next view.
-
-    It freezes the members we have grounds to remove, proposes, decides once every member
-    that stays sent the same sets with a quorum, and has `Membership` apply the decision."""
+    """This epoch's ballots: our vote (`Acceptor`), our own ballot (`Proposal`), the grounds we
+    gathered, and the decision, which `Membership` applies."""
 
     def __init__(
         self,
@@ -76,49 +92,48 @@ class ViewAgreement:
         self._members = members
         self._host = host
         self._timeouts = timeouts
-        self._change: ViewChange | None = None  # our view change in progress, if any
-        # This epoch: each member's latest proposal, removals that need no confirmation (a
-        # leave, a violation, a replaced incarnation), and after a withdrawn view change the
-        # stability limit kept until every member acknowledged the withdrawal.
-        self._proposals: dict[str, ViewProposal] = {}
-        self._unconfirmed: dict[str, str] = {}
-        self._withdrawal: Withdrawal | None = None
-        # The content of each set we proposed this epoch: proposing a set again while an old
-        # proposal of it may still count somewhere must repeat it exactly, or two members could
-        # decide the same sets with different cuts.
-        self._votes: dict[ChangeSignature, Vote] = {}
-        self._withdrawals = 0
-        # Violators count as grounds for removal from the next tick on.
+        self._voter: Acceptor | None = None
+        self._proposal: Proposal | None = None
+        # Grounds gathered this epoch: removals that need no confirmation (leaves) and join
+        # requests; the members frozen so far (their promise); violators (from the guard).
+        self._reasons: dict[str, str] = {}
+        self._joiners: dict[str, int] = {}
+        self._frozen_peers: dict[str, Promise] = {}
         self._violators: set[tuple[str, int]] = set()
+        # Members we observe silent that a decided change did not remove: our links to them
+        # may be the bad ones (since when).
+        self._unbacked: dict[str, float] = {}
 
     # --- queries ------------------------------------------------------------------------------
 
-    def removing(self, peer: str) -> bool:
-        """Whether we are removing (have frozen) `peer`."""
-        return self._change is not None and peer in self._change.removals
-
     def survivors(self) -> list[str]:
-        """Members that stay in the view being changed (welcomed by us or not): the members
-        whose silence we watch."""
-        removing = self._change.removals if self._change else {}
+        """The other members: those whose silence we watch."""
         me = self._out.peer_id
-        return [p for p in sorted(self._members.view) if p != me and p not in removing]
+        return [p for p in sorted(self._members.view) if p != me]
 
     def stability_limit(self) -> int | None:
-        """Nothing past this timestamp may become stable (a view change is under way)."""
-        limits = [self._change.clock] if self._change is not None else []
-        if self._withdrawal is not None:
-            limits.append(self._withdrawal.limit)
-        return min(limits) if limits else None
+        """Nothing past this timestamp may become stable here (we froze for a view change)."""
+        return self._voter.clock if self._voter is not None else None
+
+    @property
+    def paused(self) -> bool:
+        """True while a view change waits for a quorum for longer than the retry interval."""
+        voter = self._voter
+        return voter is not None and self._out.now - voter.since >= self._timeouts.retry
+
+    def vote_record(self) -> VoteRecord:
+        """Our vote in this epoch's change, for a successor incarnation to continue."""
+        voter = self._voter
+        if voter is None:
+            return VoteRecord(self._members.epoch, NO_BALLOT, NO_BALLOT, None)
+        return VoteRecord(self._members.epoch, voter.promised, voter.accepted, voter.value)
 
     def timers(self) -> list[float]:
-        """When waiting for a quorum or for backing next needs a tick."""
-        vc, exclude = self._change, self._timeouts.exclude
         times = []
-        if vc is not None and vc.no_quorum_since is not None:
-            times.append(vc.no_quorum_since + exclude)
-        if vc is not None and vc.unbacked_since is not None:
-            times.append(vc.unbacked_since + exclude)
+        if self._voter is not None:
+            times.append(self._retry_due())
+        if self._out.peer_id not in self._reasons:
+            times += [since + self._timeouts.exclude for since in self._unbacked.values()]
         return times
 
     # --- inputs -------------------------------------------------------------------------------
@@ -126,8 +141,11 @@ class ViewAgreement:
     def note_violators(self, violators: set[tuple[str, int]]) -> None:
         self._violators = violators
 
+    def violators_noted(self) -> set[tuple[str, int]]:
+        return self._violators
+
     def on_leave(self, peer: str) -> None:
-        self._unconfirmed[peer] = REASON_LEFT
+        self._reasons[peer] = REASON_LEFT
 
     def on_join_request(self, peer: str, inc: int) -> None:
         if not self._host.is_member() or peer == self._out.peer_id:
@@ -138,59 +156,78 @@ class ViewAgreement:
         if self._members.was_removed(peer, inc):
             self._members.maybe_tell_expelled(peer, inc)
             return
-        vc = self._enter_view_change()
-        if vc.additions.get(peer, -1) >= inc:
-            return
-        vc.additions[peer] = inc
-        if current is not None:
-            self._unconfirmed[peer] = REASON_EXCLUDED  # replaced by its new incarnation
+        if self._joiners.get(peer, -1) < inc:
+            self._joiners[peer] = inc
 
-    def keep_frozen(self, peer: str, msg: Message) -> bool:
-        """Keep the frames of a member we are removing, in order, in case the removal is
-        withdrawn; they also tell us it is alive. True when `msg` was kept (or dropped)."""
-        vc = self._change
-        if vc is None or not self._host.is_member():
-            return False
-        frozen = vc.removals.get(peer)
-        if frozen is None or frozen.incarnation != msg.incarnation:
-            return False
-        if isinstance(msg, Expulsion):
-            if msg.target == self._out.incarnation:
-                self._host.expel(msg.epoch)
-            return True
-        if isinstance(msg, ViewDecision) and msg.epoch == self._members.epoch + 1:
-            self._release(peer)  # a decision taken without us: catch up with its sender
-            return False
-        self._liveness.heard(peer, self._out.now)
-        if isinstance(msg, ViewProposal):
-            # Its grounds may change ours (and it cannot be kept waiting behind our freeze):
-            # take them in now. A proposal changes nothing else of its sender's stream.
-            self.on_proposal(peer, msg)
-            return True
-        held = vc.held.setdefault(peer, [])
-        if len(held) >= MAX_KEPT_FRAMES:
-            self._host.poison(peer, msg.incarnation)
-            return True
-        held.append(msg)
-        return True
-
-    def on_proposal(self, peer: str, msg: ViewProposal) -> None:
+    def on_prepare(self, peer: str, msg: Prepare) -> None:
         if msg.epoch != self._members.epoch:
-            return  # stale, or ahead of a decision that is on its way to us
-        _check_proposal(msg, self._members.view)
-        for target, removal in sorted(msg.removals.items()):
+            return
+        ballot = Ballot(msg.ballot, peer)
+        voter, fresh = self._freeze()
+        if ballot > voter.promised:
+            voter.promised = ballot
+            voter.progress = self._out.now
+            if self._proposal is not None and self._proposal.ballot < ballot:
+                self._proposal = None  # outbid: vote for the higher ballot instead
+        self._send_promise(peer, fresh)
+
+    def on_promise(self, peer: str, msg: Promise) -> None:
+        if msg.epoch != self._members.epoch:
+            return
+        _check_promise(msg, self._members.view)
+        if peer not in self._frozen_peers and msg.incarnation == self._members.view.get(peer):
+            # Its frames count for stability only up to what it froze, until the decision.
+            self._log.freeze_member(peer, msg.clock, msg.frozen, self._members.view)
+            self._frozen_peers[peer] = msg
+        for target, removal in msg.reasons.items():
             if removal.reason == REASON_LEFT and target != self._out.peer_id:
-                self._unconfirmed[target] = REASON_LEFT
-        if msg.additions:
-            vc = self._enter_view_change()
-            for target, inc in sorted(msg.additions.items()):
-                if vc.additions.get(target, -1) < inc:
-                    vc.additions[target] = inc
-                if target in self._members.view:
-                    self._unconfirmed[target] = REASON_EXCLUDED
+                self._reasons[target] = REASON_LEFT
+        for target, inc in msg.additions.items():
+            if self._joiners.get(target, -1) < inc and self._members.view.get(target, -1) < inc:
+                self._joiners[target] = inc
         for entry in msg.entries:
             self._log.on_entry(entry)
-        self._proposals[peer] = msg
+        proposal = self._proposal
+        if proposal is None or proposal.value is not None:
+            return
+        if Ballot(msg.ballot, msg.proposer) == proposal.ballot:
+            if msg.incarnation != self._members.view.get(peer) and peer in proposal.promises:
+                return  # the slot already voted, through its predecessor
+            proposal.promises[peer] = msg
+            self._try_phase_two()
+        elif Ballot(msg.ballot, msg.proposer) > proposal.ballot:
+            self._proposal = None  # outbid
+
+    def on_accept(self, peer: str, msg: Accept) -> None:
+        if msg.epoch != self._members.epoch:
+            return
+        ballot = Ballot(msg.ballot, peer)
+        change = Change(msg.marker, dict(msg.removals), dict(msg.additions))
+        _check_change(change, self._members.view, msg.ts)
+        _check_relayed(msg.entries, msg.removals, "accept.entries")
+        voter, fresh = self._freeze()
+        if ballot < voter.promised:
+            if fresh:
+                self._send_promise(None, fresh)
+            return
+        voter.promised = voter.accepted = ballot
+        voter.value = change
+        voter.progress = self._out.now
+        if fresh:
+            self._send_promise(None, fresh)
+        for entry in msg.entries:
+            self._log.on_entry(entry)
+        out = self._out
+        out.send(peer, Accepted(out.tick_clock(), out.incarnation, out.seen(), msg.epoch, *ballot))
+
+    def on_accepted(self, peer: str, msg: Accepted) -> None:
+        proposal = self._proposal
+        if msg.epoch != self._members.epoch or proposal is None or proposal.value is None:
+            return
+        if Ballot(msg.ballot, msg.proposer) != proposal.ballot:
+            return
+        proposal.accepted_by.add(peer)
+        self._check_accepted()
 
     def on_decision(self, peer: str, msg: ViewDecision) -> None:
         if msg.epoch <= self._members.epoch:
@@ -213,258 +250,245 @@ class ViewAgreement:
         _check_relayed(msg.entries, msg.removals, "decide.entries")
         for entry in msg.entries:
             self._log.on_entry(entry)
-        self._decide(
-            msg.epoch, msg.marker, dict(msg.members), dict(msg.removals), dict(msg.additions)
-        )
+        change = Change(msg.marker, dict(msg.removals), dict(msg.additions))
+        self._decide_change(change, self._frozen_peers, {})
 
-    def proposal_unseen(self) -> None:
-        """A newly welcomed member has not seen our proposal: send it again."""
-        if self._change is not None:
-            self._change.sent = None
+    def proposal_unseen(self, peer: str) -> None:
+        """A member newly welcomed us (we are a joiner): it has not seen our vote."""
+        if self._voter is not None:
+            self._out.send(peer, self._promise_message(peer))
 
-    # --- our view change ----------------------------------------------------------------------
+    # --- our ballots --------------------------------------------------------------------------
 
     def reconsider(self) -> None:
-        """Bring our view change in line with our grounds: freeze the members we have reason
-        to remove, release those we no longer have reason to, withdraw a change left empty."""
-        for _ in range(8):
-            if not self._host.is_member() or not self._reconsider_once():
-                return
-
-    def check_settled(self) -> None:
-        """Forget a withdrawal once every member acknowledged it."""
-        if self._withdrawal is None:
+        """Freeze and prepare a ballot when we have grounds for a change and none is under way."""
+        if not self._host.is_member() or self._voter is not None:
             return
-        for peer, ts in self._withdrawal.acks.items():
-            if peer in self._members.view and self._log.reported(peer, self._out.peer_id) < ts:
-                return
-        self._withdrawal = None
-        # Everyone has our withdrawal: what we proposed before it can no longer be decided.
-        self._votes = {k: v for k, v in self._votes.items() if v.withdrawals >= self._withdrawals}
+        if self._log.stable_count is None:
+            return  # a joiner without its snapshot proposes nothing (it votes, though)
+        mine = self._observed()
+        for target in list(self._unbacked):
+            if target not in mine:
+                del self._unbacked[target]
+        grounds = {t for t in mine if t not in self._unbacked}
+        view = self._members.view
+        if any(t in view for t in self._reasons):
+            grounds.add("reasons")
+        if self._joiners:
+            grounds.add("joiners")
+        if grounds:
+            self._prepare(0)
 
-    def check_quorum_wait(self, now: float) -> None:
-        """A minority that could not decide for ``exclude_timeout`` leaves the group: the
-        application starts a new incarnation that joins whoever holds the quorum, once it can
-        reach them, and catches up from their stable state."""
-        vc = self._change
-        if vc is None or not self._host.is_member():
+    def check_timers(self, now: float) -> None:
+        """Try a higher ballot when ours (or the one we promised) made no progress in time, and
+        volunteer our own removal when our grounds against a member the others hear stayed
+        unbacked for the exclusion timeout: our own links are then the bad ones. (A decision
+        removes us, never a member's own exit: two members leaving at once could take the
+        quorum with them.)"""
+        if not self._host.is_member():
             return
-        timeout = self._timeouts.exclude
-        if vc.no_quorum_since is not None and now - vc.no_quorum_since >= timeout:
-            self._host.expel(self._members.epoch)
-        elif vc.unbacked_since is not None and now - vc.unbacked_since >= timeout:
-            # Nobody else backs our grounds to remove a member that they hear: our own links
-            # are the bad ones, so we are the one to leave (and rejoin through the others).
-            self._host.expel(self._members.epoch)
+        me = self._out.peer_id
+        if any(now - since >= self._timeouts.exclude for since in self._unbacked.values()):
+            self._reasons[me] = REASON_EXCLUDED
+        if self._voter is not None and now >= self._retry_due():
+            if self._log.stable_count is None:
+                return  # a joiner without its snapshot proposes nothing
+            attempt = self._proposal.attempt + 1 if self._proposal is not None else 0
+            self._prepare(attempt)
 
-    def _release(self, peer: str) -> None:
-        """Stop removing `peer`: accept its frames again, starting with those kept."""
-        vc = self._change
-        assert vc is not None
-        del vc.removals[peer]
-        for msg in vc.held.pop(peer, []):
-            if not self._host.is_member():
-                return
-            self._host.replay(peer, msg)
+    def _retry_due(self) -> float:
+        voter = self._voter
+        assert voter is not None
+        retry = self._timeouts.retry
+        if self._proposal is not None:
+            factor: int = min(2 ** min(self._proposal.attempt, 3), MAX_BACKOFF)
+            return self._proposal.started + retry * factor
+        # Voters take over a stalled ballot one after another, by rank, so they rarely duel.
+        view = sorted(self._members.view)
+        rank = view.index(self._out.peer_id) if self._out.peer_id in view else 0
+        return max(voter.progress, voter.since) + retry * (1 + rank / max(1, len(view)))
 
-    def _enter_view_change(self) -> ViewChange:
-        if self._change is None:
-            self._change = ViewChange(self._members.epoch, self._out.clock)
-        return self._change
+    def _prepare(self, attempt: int) -> None:
+        voter, fresh = self._freeze()
+        number = max(voter.promised.number, self._proposal.ballot.number if self._proposal else 0)
+        ballot = Ballot(number + 1, self._out.peer_id)
+        voter.promised = ballot
+        voter.progress = self._out.now
+        self._proposal = Proposal(ballot, self._out.now, attempt)
+        self._proposal.promises[self._out.peer_id] = self._promise_message(self._out.peer_id)
+        if fresh:
+            self._send_promise(None, fresh)
+        out = self._out
+        epoch = self._members.epoch
+        prepare = Prepare(out.tick_clock(), out.incarnation, out.seen(), epoch, ballot.number)
+        out.broadcast(prepare, self._members.dests())
+        self._try_phase_two()
 
-    def _freeze(self, peer: str, reason: str) -> None:
-        """Stop accepting frames from `peer` and propose to remove it with our frontier."""
-        vc = self._enter_view_change()
-        if peer not in self._members.view or peer == self._out.peer_id:
+    def _try_phase_two(self) -> None:
+        proposal = self._proposal
+        assert proposal is not None
+        view = self._members.view
+        promises = proposal.promises
+        if not is_quorum(view, promises, leavers_in(promises.values())):
             return
-        current = vc.removals.get(peer)
-        if current is not None:
-            if reason == REASON_LEFT and current.reason != REASON_LEFT:
-                vc.removals[peer] = Removal(current.incarnation, current.ts, reason)
-            return
-        inc = self._members.view[peer]
-        vc.removals[peer] = Removal(inc, self._log.frontier(peer), reason)
+        heard = {p: m.observed for p, m in self._frozen_peers.items()}
+        change = choose_change(view, promises, heard)
+        proposal.value = change
+        voter = self._voter
+        assert voter is not None
+        voter.accepted = proposal.ballot
+        voter.value = change
+        out = self._out
+        cuts = {t: r.ts for t, r in change.removals.items()}
+        for dest in self._members.dests():
+            held = promises.get(dest)
+            bounds = {
+                t: max(held.frozen.get(t, (0, 0))[1] if held else 0, self._log.reported(dest, t))
+                for t in cuts
+            }
+            entries = self._log.relay_for(dest, cuts, bounds)
+            ts = out.tick_clock()
+            accept = Accept(
+                ts,
+                out.incarnation,
+                out.seen(),
+                self._members.epoch,
+                proposal.ballot.number,
+                change.marker,
+                dict(change.removals),
+                dict(change.additions),
+                entries,
+            )
+            out.send(dest, accept)
+        proposal.accepted_by.add(out.peer_id)
+        self._check_accepted()
 
-    def _reconsider_once(self) -> bool:
-        vc = self._change
-        # Our own grounds: the members we heard nothing from for the exclusion timeout.
+    def _check_accepted(self) -> None:
+        """Decide once a quorum accepted our ballot's change."""
+        proposal = self._proposal
+        assert proposal is not None and proposal.value is not None
+        leavers = leavers_in(proposal.promises.values())
+        if is_quorum(self._members.view, proposal.accepted_by, leavers):
+            mine = proposal.promises[self._out.peer_id].observed
+            self._decide_change(proposal.value, proposal.promises, mine)
+
+    def votes_for_slot(self, peer: str, inc: int) -> bool:
+        """Whether incarnation `inc` of `peer`, joining in place of its predecessor in the
+        view, votes for that predecessor's slot."""
+        view = self._members.view
+        return peer in view and view[peer] < inc and self._joiners.get(peer) == inc
+
+    # --- votes ----------------------------------------------------------------------------------
+
+    def _freeze(self) -> tuple[Acceptor, bool]:
+        """Join this epoch's view change: fix our clock and ``seen`` for it. True with it when
+        we just froze (the caller then tells everyone, with `_send_promise`)."""
+        if self._voter is not None:
+            return self._voter, False
+        out = self._out
+        self._voter = Acceptor(out.clock, dict(out.seen()), out.now, progress=out.now)
+        return self._voter, True
+
+    def _send_promise(self, to: str | None, everyone: bool) -> None:
+        """Send our vote: to the proposer of the ballot we promised (with the entries it may
+        lack) and, when we just froze, to every other member (they cap our frames by it)."""
+        voter = self._voter
+        assert voter is not None
+        dests = set(self._members.dests()) if everyone else set()
+        proposer = voter.promised.proposer
+        if to is not None:
+            dests.add(to)
+        out = self._out
+        for dest in sorted(dests):
+            if dest == out.peer_id or dest not in self._members.view:
+                continue
+            out.send(dest, self._promise_message(dest, relay=dest == proposer))
+
+    def _promise_message(self, dest: str, relay: bool = False) -> Promise:
+        voter = self._voter
+        assert voter is not None
+        out, view = self._out, self._members.view
+        value = voter.value or Change(0, {}, {})
+        reasons = {
+            t: Removal(view[t], 0, reason)
+            for t, reason in sorted(self._reasons.items())
+            if t in view
+        }
+        entries: tuple[LogEntry, ...] = ()
+        if relay:
+            others = {
+                p: ts for p, (inc, ts) in voter.frozen.items() if view.get(p) == inc and p != dest
+            }
+            entries = self._log.relay_for(dest, others)
+        ts = out.tick_clock() if dest != out.peer_id else out.clock
+        return Promise(
+            ts,
+            out.incarnation,
+            out.seen(),
+            self._members.epoch,
+            voter.promised.number,
+            voter.promised.proposer or out.peer_id,
+            voter.clock,
+            dict(voter.frozen),
+            self._observed(),
+            reasons,
+            dict(self._joiners),
+            voter.accepted.number,
+            voter.accepted.proposer,
+            value.marker,
+            dict(value.removals),
+            dict(value.additions),
+            entries, self._log.stable_count is not None,
+        )  # fmt: skip
+
+    def _observed(self) -> dict[str, int]:
         view, me = self._members.view, self._out.peer_id
-        mine = observe(view, me, self._silence, self._timeouts.exclude, self._violators)
-        if (
-            vc is None
-            and not mine
-            and not self._unconfirmed
-            and not any(p.removals or p.observed for p in self._proposals.values())
-        ):
-            return False
-        desired = self._grounds(mine).desired_removals()
-        if vc is None:
-            if not desired:
-                return False
-            vc = self._enter_view_change()
-        if not desired and not vc.additions:
-            self._abandon()
-            return True
-        changed = False
-        for target in sorted(vc.removals):
-            if target not in desired:
-                self._release(target)
-                changed = True
-        for target, reason in sorted(desired.items()):
-            self._freeze(target, reason)
-        # Note since when some member we observe silent is in nobody else's proposal.
-        if not self._grounds(mine).unbacked(vc.removals):
-            vc.unbacked_since = None
-        elif vc.unbacked_since is None:
-            vc.unbacked_since = self._out.now
-        if self._change is vc:
-            self._propose(mine)
-        return changed
-
-    def _grounds(self, mine: Mapping[str, int]) -> Grounds:
-        return Grounds(
-            self._out.peer_id,
-            self._members.view,
-            mine,
-            self._proposals,
-            self._unconfirmed,
-            self._silence,
-            self._timeouts.suspect,
-        )
+        return observe(view, me, self._silence, self._timeouts.exclude, self._violators)
 
     def _silence(self, peer: str) -> float:
         return self._liveness.silence(peer, self._out.now)
 
-    def _abandon(self) -> None:
-        """Drop a view change that lost its grounds: tell everyone, and stabilise nothing past
-        its clock until each member acknowledged (someone may have decided it already)."""
-        vc = self._change
-        assert vc is not None
-        for peer in sorted(vc.removals):
-            self._release(peer)
-        if self._change is not vc:
-            return  # a kept frame carried a decision
-        self._change = None
-        limit = vc.clock if self._withdrawal is None else min(vc.clock, self._withdrawal.limit)
-        acks: dict[str, int] = {}
-        out = self._out
-        for dest in self._members.dests():
-            ts = out.tick_clock()
-            acks[dest] = ts
-            withdrawn = ViewProposal(
-                ts, out.incarnation, out.seen(), self._members.epoch, vc.clock, {}, {}, ()
-            )
-            out.send(dest, withdrawn)
-        self._withdrawal = Withdrawal(limit, acks)
-        self._withdrawals += 1
+    # --- the decision ---------------------------------------------------------------------------
 
-    def _propose(self, observed: Mapping[str, int]) -> None:
-        """Send our proposal if it changed, then decide if everyone agrees."""
-        vc = self._change
-        assert vc is not None
-        sent = SentProposal(vc.signature(), tuple(sorted(observed.items())))
-        if sent != vc.sent:
-            vc.sent = sent
-            key = vc.signature()
-            vote = self._votes.get(key)
-            if vote is not None:
-                vc.clock = min(vc.clock, vote.clock)
-                vc.removals = {t: vote.removals.get(t, r) for t, r in vc.removals.items()}
-            self._votes[key] = Vote(self._withdrawals, vc.clock, dict(vc.removals))
-            out = self._out
-            for dest in [p for p in self._members.dests() if p not in vc.removals]:
-                ts = out.tick_clock()
-                proposal = ViewProposal(
-                    ts,
-                    out.incarnation,
-                    out.seen(),
-                    vc.epoch,
-                    vc.clock,
-                    dict(vc.removals),
-                    dict(vc.additions),
-                    self._log.relay_for(dest, {p: None for p in vc.removals}),
-                    dict(observed),
-                )
-                out.send(dest, proposal)
-        self._try_decide()
-
-    def _try_decide(self) -> None:
-        vc = self._change
-        if vc is None:
-            return
-        signature = vc.signature()
-        proposals = []
-        for peer in self.survivors():
-            proposal = self._proposals.get(peer)
-            if proposal is None or signature != ChangeSignature.of(
-                proposal.removals, proposal.additions
-            ):
-                return
-            proposals.append(proposal)
-        removals: dict[str, Removal] = {}
-        for target, mine in vc.removals.items():
-            cut = max([mine.ts] + [p.removals[target].ts for p in proposals])
-            left = mine.reason == REASON_LEFT or any(
-                p.removals[target].reason == REASON_LEFT for p in proposals
-            )
-            removals[target] = Removal(mine.incarnation, cut, REASON_LEFT if left else mine.reason)
-        if (
-            not _has_quorum(self._members.view, removals, vc.additions)
-            or self._log.stable_count is None
-        ):
-            # The other side of a partition may be going on without us: wait, and if no quorum
-            # comes back in time, give up membership and rejoin (see check_quorum_wait). A
-            # joiner still waiting for its snapshot decides nothing: a group it alone decided
-            # could be left with nobody holding the table's state.
-            if vc.no_quorum_since is None:
-                vc.no_quorum_since = self._out.now
-            return
-        top = max([vc.clock] + [p.clock for p in proposals] + [r.ts for r in removals.values()])
-        survivors = {p: self._members.view[p] for p in self._members.view if p not in removals}
-        members = {**survivors, **vc.additions}
-        self._decide(self._members.epoch + 1, top + 1, members, removals, dict(vc.additions))
-
-    def _decide(
-        self,
-        epoch: int,
-        marker: int,
-        members: dict[str, int],
-        removals: dict[str, Removal],
-        additions: dict[str, int],
+    def _decide_change(
+        self, change: Change, promises: Mapping[str, Promise], mine: Mapping[str, int]
     ) -> None:
-        """Have membership apply a decided change, then take in the frames kept from members
-        we were removing but that stay, in order."""
-        # Computed before the view changes (a returning member's `since` moves).
-        relays = _relays(
-            self._log, self._proposals, self._out.peer_id, members, removals, additions
-        )
-        kept = self._change.held if self._change is not None else {}
-        self._change = None
-        self._proposals = {}
-        self._unconfirmed = {}
-        self._withdrawal = None
-        self._votes = {}
-        self._members.apply_decision(epoch, marker, members, removals, additions, relays)
-        for peer, frames in sorted(kept.items()):
-            for frame in frames:
-                if not self._host.is_member() or self._members.view.get(peer) != frame.incarnation:
-                    break
-                self._host.replay(peer, frame)
+        """Have membership apply a decided change (and tell everyone). `mine` holds what we
+        observed silent in our own promise, when the decision is our ballot's: a member left in
+        the view despite it is unbacked."""
+        view = self._members.view
+        members = change.members(view)
+        removals, additions = dict(change.removals), dict(change.additions)
+        relays = _relays(self._log, promises, self._out.peer_id, members, removals, additions)
+        self._voter = None
+        self._proposal = None
+        self._reasons = {}
+        self._joiners = {p: i for p, i in self._joiners.items() if members.get(p, -1) < i}
+        self._frozen_peers = {}
+        self._log.thaw_members()
+        epoch = self._members.epoch + 1
+        self._members.apply_decision(epoch, change.marker, members, removals, additions, relays)
+        if self._out.peer_id in removals:
+            self._host.expel(epoch)  # we volunteered: rejoin through the others
+            return
+        now = self._out.now
+        for target, inc in mine.items():
+            if members.get(target) == inc and target not in self._unbacked:
+                self._unbacked[target] = now
 
 
 def _relays(
     log: OrderedLog,
-    proposals: Mapping[str, ViewProposal],
+    promises: Mapping[str, Promise],
     me: str,
     members: Mapping[str, int],
     removals: Mapping[str, Removal],
     additions: Mapping[str, int],
 ) -> dict[str, tuple[LogEntry, ...]]:
     """For each survivor, the entries of removed members up to their cut it may lack."""
-    # Lower bounds of what each survivor holds of each removed member.
     held: dict[str, dict[str, int]] = {}
-    for sender, proposal in proposals.items():
-        held[sender] = {t: r.ts for t, r in proposal.removals.items() if t in removals}
+    for sender, promise in promises.items():
+        held[sender] = {t: promise.frozen[t][1] for t in removals if t in promise.frozen}
     cuts = {t: r.ts for t, r in removals.items()}
     return {
         dest: log.relay_for(
@@ -475,27 +499,6 @@ def _relays(
         for dest in members
         if dest != me and dest not in additions
     }
-
-
-def _has_quorum(
-    view: Mapping[str, int], removals: Mapping[str, Removal], additions: Mapping[str, int]
-) -> bool:
-    """True when the members staying are a quorum of the view they leave behind.
-
-    Without it both sides of a partition would each exclude the other and play on apart. A
-    quorum is more than half of the view, not counting members who left on purpose; exactly
-    half is enough for the half holding the lowest peer id. A member replaced by its own new
-    incarnation counts as staying.
-
-    A view of two is the exception: a dead laptop and a cut cable look the same from here,
-    and a two-laptop table must survive a death, so either of two may go on alone.
-    """
-    electorate = {p for p in view if not (p in removals and removals[p].reason == REASON_LEFT)}
-    if len(electorate) <= 2:
-        return True
-    staying = {p for p in electorate if p not in removals or p in additions}
-    twice = 2 * len(staying)
-    return twice > len(electorate) or (twice == len(electorate) and min(electorate) in staying)
 
 
 def _misses_relayed_entries(
@@ -516,23 +519,34 @@ def _misses_relayed_entries(
     )
 
 
-def _check_proposal(msg: ViewProposal, view: Mapping[str, int]) -> None:
-    """Only what the proposer observed itself counts as grounds (see Grounds.confirmed); adopting
-    every removal of anyone would let one member's bad link remove a healthy member."""
-    _check_relayed(msg.entries, msg.removals, "propose.entries", bounded=False)
-    # The clock and frontiers it proposes end up in the marker, hence in every clock: they
-    # are bounded by its timestamp, which the jump check bounded.
+def _check_promise(msg: Promise, view: Mapping[str, int]) -> None:
+    """What a promise freezes ends up in the marker, hence in every clock: it is bounded by the
+    frame's timestamp, which the jump check bounded."""
     if msg.clock > msg.ts:
-        raise RemoteProtocolError("propose.clock", "ahead of the frame's timestamp")
-    for target, removal in msg.removals.items():
-        if removal.ts > msg.ts:
-            raise RemoteProtocolError(f"propose.removals[{target}]", "ahead of the frame")
-    for target, removal in msg.removals.items():
+        raise RemoteProtocolError("promise.clock", "ahead of the frame's timestamp")
+    for peer, (_, ts) in msg.frozen.items():
+        if ts > msg.ts:
+            raise RemoteProtocolError(f"promise.frozen[{peer}]", "ahead of the frame")
+    if msg.accepted > 0:
+        _check_change(
+            Change(msg.value_marker, msg.value_removals, msg.value_additions), view, msg.ts
+        )
+
+
+def _check_change(change: Change, view: Mapping[str, int], ts: int) -> None:
+    """A change must remove current members (within the frame's clock) and add newcomers."""
+    if change.marker > ts:
+        raise RemoteProtocolError("accept.marker", "ahead of the frame's timestamp")
+    for target, removal in change.removals.items():
         if view.get(target) != removal.incarnation:
-            raise RemoteProtocolError(f"propose.removals[{target}]", "not a current member")
-    for target, inc in msg.additions.items():
+            raise RemoteProtocolError(f"accept.removals[{target}]", "not a current member")
+        if removal.ts >= change.marker:
+            raise RemoteProtocolError(f"accept.removals[{target}]", "cut beyond the marker")
+    for target, inc in change.additions.items():
         if view.get(target, -1) >= inc:
-            raise RemoteProtocolError(f"propose.additions[{target}]", "already a member")
+            raise RemoteProtocolError(f"accept.additions[{target}]", "already a member")
+        if target in view and target not in change.removals:
+            raise RemoteProtocolError(f"accept.additions[{target}]", "old incarnation stays")
 
 
 def _check_decision(msg: ViewDecision, view: Mapping[str, int]) -> None:
@@ -547,10 +561,10 @@ def _check_decision(msg: ViewDecision, view: Mapping[str, int]) -> None:
 
 
 def _check_relayed(
-    entries: tuple[LogEntry, ...], removals: Mapping[str, Removal], field: str, bounded: bool = True
+    entries: tuple[LogEntry, ...], removals: Mapping[str, Removal], field: str
 ) -> None:
-    """Relayed entries must come from removed members (and, in a decision, be within the cut)."""
+    """Relayed entries must come from removed members, within their cut."""
     for entry in entries:
         removal = removals.get(entry.peer)
-        if removal is None or (bounded and entry.ts > removal.ts):
+        if removal is None or entry.ts > removal.ts:
             raise RemoteProtocolError(field, f"relayed entry {entry.key} outside the removals")

@@ -65,6 +65,9 @@ class OrderedLog:
         self._frontier: dict[str, int] = {}
         self._reports: dict[str, dict[str, int]] = {}
         self._since: dict[str, Key] = {}
+        # Members frozen for the view change under way: their frames count for stability only
+        # up to what their promise froze, until the change is decided.
+        self._frozen: set[str] = set()
         # Delivery of stable items is held back while a snapshot is awaited.
         self.holding = joining
         self._held: list[tuple[int, LogEntry | Marker]] = []
@@ -158,6 +161,7 @@ class OrderedLog:
         """Member `peer` was removed."""
         for table in (self._since, self._frontier, self._reports):
             table.pop(peer, None)
+        self._frozen.discard(peer)
         self._member_from.pop(peer, None)
 
     def forget_reports_about(self, removed: Mapping[str, Removal]) -> None:
@@ -167,11 +171,30 @@ class OrderedLog:
 
     def heard(self, peer: str, ts: int, seen: Seen, view: Mapping[str, int]) -> None:
         """A frame of member `peer` stamped `ts` carrying `seen`."""
+        if peer in self._frozen:
+            return
         self._frontier[peer] = ts
         reports = self._reports.setdefault(peer, {})
         for author, (author_inc, author_ts) in seen.items():
             if view.get(author) == author_inc and author_ts > reports.get(author, 0):
                 reports[author] = author_ts
+
+    def freeze_member(self, peer: str, clock: int, frozen: Seen, view: Mapping[str, int]) -> None:
+        """Member `peer` froze for a view change at `clock` with `frozen` as its ``seen``: all its
+        frames up to `clock` are here (links are FIFO), and until the change is decided none of
+        its later frames moves what it holds for stability."""
+        if peer not in self._frontier:
+            return
+        self._frontier[peer] = max(self._frontier[peer], clock)
+        reports = self._reports.setdefault(peer, {})
+        for author, (author_inc, author_ts) in frozen.items():
+            if view.get(author) == author_inc and author_ts > reports.get(author, 0):
+                reports[author] = author_ts
+        self._frozen.add(peer)
+
+    def thaw_members(self) -> None:
+        """The view change was decided: frames count in full again."""
+        self._frozen.clear()
 
     def advance_frontier(self, peer: str, ts: int) -> None:
         """A joiner's welcome from `peer`, stamped `ts`."""

@@ -7,7 +7,7 @@ change is in net/_agreement.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from net._liveness import Liveness
 from net._log import Key, Marker, OrderedLog
@@ -29,12 +29,10 @@ class Membership:
         log: OrderedLog,
         liveness: Liveness,
         view: dict[str, int],
-        on_view_change: Callable[[], None],
     ) -> None:
         self._out = outbox
         self._log = log
         self._liveness = liveness
-        self._on_view_change = on_view_change
         self.view = view
         self.epoch = 0
         self._removed: dict[tuple[str, int], int] = {}
@@ -136,11 +134,12 @@ class Membership:
             self._welcomed.update(additions)
         self._send_decision(marker_key, members, removals, additions, relays)
         for target, removal in sorted(removals.items()):
+            if target == out.peer_id:
+                continue
             ts = out.tick_clock()
             expulsion = Expulsion(ts, out.incarnation, out.seen(), epoch, removal.incarnation)
             out.send(target, expulsion)
             self._expelled_told.add((target, removal.incarnation))
-        self._on_view_change()
         self._check_welcomed()
         self._liveness.schedule_ack(out.now)
 

@@ -12,6 +12,7 @@ so a receiver needs nobody's word about whose key it is.
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -20,7 +21,7 @@ import msgpack
 from net._identity import PeerKey, signed_message, verify_proof
 from net.errors import RemoteProtocolError
 from net.events import LogEntry
-from net.messages import Action, Message, ViewDecision, ViewProposal
+from net.messages import Accept, Action, Message, Promise, ViewDecision
 
 __all__ = ["Identity", "check_entries", "entry_is_signed", "entry_message"]
 
@@ -56,23 +57,29 @@ def entry_is_signed(table: str, incarnation: int, entry: LogEntry) -> bool:
     return entry.proof is not None and verify_proof(entry.peer, message, entry.proof)
 
 
-def check_entries(table: str, sender: str, msg: Message) -> None:
+def check_entries(table: str, sender: str, msg: Message, view: Mapping[str, int]) -> None:
     """``RemoteProtocolError`` unless every entry ``msg`` carries (an action's own, or relayed
-    in a proposal or decision) has a right proof by its author. The author's incarnation is the
-    sender's for its own entries, and the one its removal names for a removed member's (relayed
+    in a promise, a ballot's change or a decision) has a right proof by its author. The author's
+    incarnation is the sender's for its own entries, the one its removal names for a removed
+    member's, and its incarnation in our `view` for a member's relayed in a promise (relayed
     entries of anyone else are refused)."""
     if isinstance(msg, Action):
         entry = LogEntry(msg.ts, sender, msg.payload, msg.proof)
         _check(table, msg.incarnation, entry, "action.proof")
-    elif isinstance(msg, ViewProposal | ViewDecision):
-        kind = "propose" if isinstance(msg, ViewProposal) else "decide"
+    elif isinstance(msg, Promise | Accept | ViewDecision):
+        kind = {Promise: "promise", Accept: "accept"}.get(type(msg), "decide")
+        removals = {} if isinstance(msg, Promise) else msg.removals
         for i, entry in enumerate(msg.entries):
             field = f"{kind}.entries[{i}].proof"
             if entry.peer == sender:
-                incarnation = msg.incarnation
-            elif entry.peer in msg.removals:
-                incarnation = msg.removals[entry.peer].incarnation
+                incarnation: int | None = msg.incarnation
+            elif entry.peer in removals:
+                incarnation = removals[entry.peer].incarnation
+            elif isinstance(msg, Promise):
+                incarnation = view.get(entry.peer)
             else:
+                incarnation = None
+            if incarnation is None:
                 raise RemoteProtocolError(field, f"relayed entry of {entry.peer}, not removed")
             _check(table, incarnation, entry, field)
 

@@ -44,7 +44,7 @@ class SnapshotTransfer:
 
     def start_join(self, join_epoch: int, candidates: list[tuple[str, int]], now: float) -> None:
         """A joiner, just added at `join_epoch`, awaits its snapshot from the provider, and
-        asks `candidates` in turn if it does not come in time."""
+        asks `candidates` if it does not come in time."""
         self._join_epoch = join_epoch
         self._candidates = candidates
         self._deadline = now + self._timeout
@@ -68,7 +68,7 @@ class SnapshotTransfer:
         self._incoming = msg
 
     def check_retry(self, now: float, view: Mapping[str, int]) -> None:
-        """Ask the next candidate when the snapshot we await is late."""
+        """Ask the candidates when the snapshot we await is late."""
         if self._deadline is None or now < self._deadline or not self._log.holding:
             return
         if self._incoming is not None:
@@ -85,16 +85,17 @@ class SnapshotTransfer:
             candidates = sorted((p, i) for p, i in view.items() if p != me)
         if not candidates:
             return
-        # The first try of a joiner is the provider's own push; later tries ask in turn.
-        target = candidates[0][0]
-        self._candidates = [*candidates[1:], candidates[0]]
+        # The first try of a joiner is the provider's own push; later tries ask every member
+        # that may hold the state at once (the first answer is installed): during a rolling
+        # restart, asking them in turn can outlast each of them.
         out = self._out
-        ts = out.tick_clock()
         anchor_epoch = self._join_epoch if self._log.stable_count is None else None
-        out.send(
-            target,
-            SnapshotRequest(ts, out.incarnation, out.seen(), self._min_index, anchor_epoch),
-        )
+        for target, _ in candidates:
+            ts = out.tick_clock()
+            request = SnapshotRequest(
+                ts, out.incarnation, out.seen(), self._min_index, anchor_epoch
+            )
+            out.send(target, request)
 
     def serve_requests(self, view: Mapping[str, int]) -> None:
         """Ask the application for the snapshots whose requests our stable index reached."""

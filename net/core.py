@@ -18,10 +18,10 @@ A joiner (new peer, or a returning one with a higher incarnation) starts with
 
 The protocol, and the events in the order the application must handle them, are specified in
 docs/protocol.md. `OrderingCore` coordinates private parts that each own their state: the
-ordered log (net/_log.py), liveness (net/_liveness.py), membership (net/_membership.py), rival
-groups (net/_splits.py) and snapshot transfer with state-hash agreement (net/_transfer.py). It
-checks each frame (order, clock jump, violations), hands it to the part it concerns, and after
-every input runs the parts in a fixed order (see `_after_input`).
+ordered log (net/_log.py), liveness (net/_liveness.py), membership (net/_membership.py) with
+its ballots (net/_agreement.py) and snapshot transfer with state-hash agreement
+(net/_transfer.py). It checks each frame (order, clock jump, violations), hands it to the part
+it concerns, and after every input runs the parts in a fixed order (see `_after_input`).
 """
 
 from __future__ import annotations
@@ -39,11 +39,14 @@ from net._log import OrderedLog
 from net._membership import Membership
 from net._outbox import Outbox
 from net._signatures import Identity, check_entries
-from net._splits import Rivals
+from net._slotvote import SlotVoter
 from net._transfer import SnapshotTransfer, StateHashes
+from net._viewchange import VoteRecord
 from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import Event, Expelled, LogEntry, Payload, ProtocolViolated
 from net.messages import (
+    Accept,
+    Accepted,
     Action,
     Expulsion,
     Heartbeat,
@@ -51,16 +54,17 @@ from net.messages import (
     LeaveNotice,
     Limits,
     Message,
+    Prepare,
+    Promise,
     Snapshot,
     SnapshotRequest,
     StateHash,
     ViewDecision,
-    ViewProposal,
     decode_message,
     normalize_payload,
 )
 
-__all__ = ["CoreConfig", "OrderingCore", "Phase"]
+__all__ = ["CoreConfig", "OrderingCore", "Phase", "VoteRecord"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,7 @@ class OrderingCore:
         *,
         join: bool = False,
         identity: Identity | None = None,
+        predecessor: VoteRecord | None = None,
     ) -> None:
         """A founding member (all founders at incarnation 0) or, with ``join=True``, a joiner
         that asks `members` (its contacts) to add it. With an `identity` (whose key `peer_id`
@@ -128,14 +133,14 @@ class OrderingCore:
         self._out = Outbox(peer_id, incarnation, now)
         self._log = OrderedLog(self._out, joining=join)
         self._liveness = Liveness(self._out, cfg.heartbeat_interval, cfg.ack_delay)
-        timeouts = Timeouts(cfg.suspect_timeout, cfg.exclude_timeout)
+        timeouts = Timeouts(cfg.suspect_timeout, cfg.exclude_timeout, cfg.suspect_timeout)
         view = {} if join else {p: 0 for p in [*others, peer_id]}
-        self._rivals = Rivals(self._out)  # members of a group split from ours that removed us
-        self._members = Membership(self._out, self._log, self._liveness, view, self._tell_rivals)
+        self._members = Membership(self._out, self._log, self._liveness, view)
         host = _AgreementHost(self)
         self._agreement = ViewAgreement(
             self._out, self._log, self._liveness, self._members, host, timeouts
         )
+        self._slot = SlotVoter(self._out, predecessor)
         self._transfer = SnapshotTransfer(self._out, self._log, cfg.snapshot_timeout)
         self._hashes = StateHashes(self._out, cfg.hash_window)
         self._out.bind_seen(lambda: self._log.seen(self._members.view))
@@ -161,9 +166,21 @@ class OrderingCore:
         incarnation: int = 0,
         *,
         identity: Identity | None = None,
+        predecessor: VoteRecord | None = None,
     ) -> OrderingCore:
-        """A core that asks `contacts` to add it (incarnation > 0 for a returning peer)."""
-        return cls(peer_id, contacts, now, config, incarnation, join=True, identity=identity)
+        """A core that asks `contacts` to add it (incarnation > 0 for a returning peer). A
+        returning peer passes its predecessor's `vote_record()` (kept where a crash does not
+        lose it) so that it can vote in its place; see "Membership (views)"."""
+        return cls(
+            peer_id,
+            contacts,
+            now,
+            config,
+            incarnation,
+            join=True,
+            identity=identity,
+            predecessor=predecessor,
+        )
 
     # --- public API -------------------------------------------------------------------------
 
@@ -188,9 +205,22 @@ class OrderingCore:
         return self.phase is Phase.MEMBER and not self._log.holding
 
     @property
+    def paused(self) -> bool:
+        """True while a view change waits for a quorum (the table is paused: entries submitted
+        meanwhile stay tentative until it is back)."""
+        return self.phase is Phase.MEMBER and self._agreement.paused
+
+    @property
     def clock(self) -> int:
         """The Lamport clock."""
         return self._out.clock
+
+    def vote_record(self) -> VoteRecord | None:
+        """This core's vote in the current view change, for its next incarnation: keep the
+        latest one where a crash does not lose it (None while joining without one)."""
+        if self.phase is Phase.JOINING:
+            return self._slot.record()
+        return self._agreement.vote_record()
 
     def tentative(self) -> list[LogEntry]:
         """Entries received but not yet stable, in log order."""
@@ -222,7 +252,7 @@ class OrderingCore:
         try:
             message = decode_message(data, self.config.limits)
             if self._identity is not None:
-                check_entries(self._identity.table, from_peer, message)
+                check_entries(self._identity.table, from_peer, message, self._members.view)
             self._handle(from_peer, message)
         except RemoteProtocolError as exc:
             self._violation(from_peer, exc.field, exc.reason)
@@ -237,7 +267,7 @@ class OrderingCore:
                 self._send_join_requests(now)
         elif self.phase is Phase.MEMBER:
             self._check_silence(now)
-            self._agreement.check_quorum_wait(now)
+            self._agreement.check_timers(now)
             self._transfer.check_retry(now, self._members.view)
             self._liveness.send_beats(now, self._members.dests())
         self._after_input()
@@ -252,11 +282,18 @@ class OrderingCore:
         if self.phase is not Phase.MEMBER:
             return None
         cfg, view = self.config, self._members.view
-        watched = self._agreement.survivors()
+        # A member already silent for the exclusion timeout is grounds already: no timer.
+        now = self._out.now
+        watched = [
+            p
+            for p in self._agreement.survivors()
+            if self._liveness.silence(p, now) < cfg.exclude_timeout
+        ]
         times = self._liveness.timers(
             self._members.dests(), watched, cfg.suspect_timeout, cfg.exclude_timeout
         )
-        if any(self._guard.is_poisoned(peer, view[peer]) for peer in watched):
+        violators = {(p, i) for p, i in view.items() if self._guard.is_poisoned(p, i)}
+        if violators - self._agreement.violators_noted():
             times.append(self._out.now)
         snapshot_due = self._transfer.timer()
         if snapshot_due is not None:
@@ -315,8 +352,9 @@ class OrderingCore:
 
     # --- private: what the parts ask of the coordinator ---------------------------------------
 
-    def _replay(self, peer: str, msg: Message) -> None:
-        """Process a frame kept aside; a violation in it is reported, not raised."""
+    def _replay_early(self, peer: str, msg: Message) -> None:
+        """Process a frame a joiner kept before its first decision; a violation in it is
+        reported, not raised."""
         try:
             self._dispatch(peer, msg)
         except RemoteProtocolError as exc:
@@ -331,17 +369,15 @@ class OrderingCore:
     def _is_member(self) -> bool:
         return self.phase is Phase.MEMBER
 
-    def _tell_rivals(self) -> None:
-        """Rival groups judge the split by our latest view."""
-        self._rivals.tell(self._members.view, self._members.epoch)
-
     # --- private: frame handling ------------------------------------------------------------
 
     def _handle(self, peer: str, msg: Message) -> None:
         from_member = self.phase is Phase.MEMBER and self._members.view.get(peer) == msg.incarnation
         if not self._guard.admit(peer, msg, self._out.clock, from_member=from_member):
             return
-        if self._agreement.keep_frozen(peer, msg):
+        if self.phase is Phase.JOINING and isinstance(msg, Prepare | Accept):
+            if self.incarnation > 0:
+                self._slot.on_message(peer, msg)  # we vote in our predecessor's place
             return
         if self.phase is Phase.JOINING and not isinstance(msg, ViewDecision):
             # A co-joiner may talk to us before our first decision tells us the view.
@@ -352,7 +388,7 @@ class OrderingCore:
         if self._early and self.phase is Phase.MEMBER:
             early, self._early = self._early, []
             for early_peer, early_msg in early:
-                self._replay(early_peer, early_msg)
+                self._replay_early(early_peer, early_msg)
 
     def _dispatch(self, peer: str, msg: Message) -> None:
         inc = msg.incarnation
@@ -365,9 +401,9 @@ class OrderingCore:
             self._agreement.on_join_request(peer, inc)
             return
         if not self._is_live(peer, inc):
-            if isinstance(msg, Expulsion) and msg.target == self.incarnation:
-                self._on_rival_expulsion(peer, msg)
-            if self.phase is Phase.MEMBER:
+            if isinstance(msg, Promise | Accepted) and self._agreement.votes_for_slot(peer, inc):
+                self._on_member_frame(peer, msg)  # a returning incarnation's vote
+            elif self.phase is Phase.MEMBER:
                 members.maybe_tell_expelled(peer, inc)
             return
         out = self._out
@@ -379,9 +415,7 @@ class OrderingCore:
 
     def _is_live(self, peer: str, inc: int) -> bool:
         """Whether frames of incarnation `inc` of `peer` are processed as a member's."""
-        if self._members.view.get(peer) != inc or peer == self.peer_id:
-            return False
-        return not self._agreement.removing(peer)
+        return self._members.view.get(peer) == inc and peer != self.peer_id
 
     def _on_member_frame(self, peer: str, msg: Message) -> None:
         """Hand a frame of a live member to the part it concerns."""
@@ -394,8 +428,14 @@ class OrderingCore:
             self._record_hash(peer, msg.index, msg.digest)
         elif isinstance(msg, LeaveNotice):
             self._agreement.on_leave(peer)
-        elif isinstance(msg, ViewProposal):
-            self._agreement.on_proposal(peer, msg)
+        elif isinstance(msg, Prepare):
+            self._agreement.on_prepare(peer, msg)
+        elif isinstance(msg, Promise):
+            self._agreement.on_promise(peer, msg)
+        elif isinstance(msg, Accept):
+            self._agreement.on_accept(peer, msg)
+        elif isinstance(msg, Accepted):
+            self._agreement.on_accepted(peer, msg)
         elif isinstance(msg, ViewDecision):
             self._agreement.on_decision(peer, msg)
         elif isinstance(msg, SnapshotRequest):
@@ -419,18 +459,7 @@ class OrderingCore:
         elif msg.epoch != members.join_epoch:
             return
         if members.welcome(peer, msg):
-            self._agreement.proposal_unseen()
-
-    def _on_rival_expulsion(self, peer: str, msg: Expulsion) -> None:
-        """A group we are not in removed us: the group split in two, each side deciding its own
-        views (see "Splits" in docs/protocol.md). The lower-ranked side dissolves."""
-        members = self._members
-        if not members.was_removed(peer, msg.incarnation):
-            return  # only a former member of ours can speak for a group split from ours
-        if self._rivals.on_expulsion(peer, msg, members.view, members.epoch):
-            # Expel every member of our group, then ourselves: each rejoins the rival group.
-            self._rivals.dissolve(members.dests(), members.view, members.epoch)
-            self._expel(members.epoch)
+            self._agreement.proposal_unseen(peer)
 
     def _record_hash(self, peer: str, index: int, digest: bytes) -> None:
         view = self._members.view
@@ -475,9 +504,6 @@ class OrderingCore:
             return
         members = self._members
         self._agreement.reconsider()
-        if not self._is_member():
-            return  # expelled by a kept frame
-        self._agreement.check_settled()
         self._stabilize()
         self._log.flush_batch()
         self._transfer.serve_requests(members.view)
@@ -499,17 +525,11 @@ class _AgreementHost:
     def __init__(self, core: OrderingCore) -> None:
         self._core = core
 
-    def replay(self, peer: str, msg: Message) -> None:
-        self._core._replay(peer, msg)
-
     def expel(self, epoch: int) -> None:
         self._core._expel(epoch)
 
     def is_member(self) -> bool:
         return self._core._is_member()
-
-    def poison(self, peer: str, inc: int) -> None:
-        self._core._guard.poison(peer, inc)
 
 
 def _check_peer_id(peer: object, limits: Limits) -> None:

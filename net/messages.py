@@ -12,7 +12,7 @@ checked, and any failure raises `RemoteProtocolError` naming the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, Final, NamedTuple, TypeAlias
 
 import msgpack
@@ -27,6 +27,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "REASON_EXCLUDED",
     "REASON_LEFT",
+    "Accept",
+    "Accepted",
     "Action",
     "Expulsion",
     "Heartbeat",
@@ -34,13 +36,14 @@ __all__ = [
     "LeaveNotice",
     "Limits",
     "Message",
+    "Prepare",
+    "Promise",
     "Removal",
     "Seen",
     "Snapshot",
     "SnapshotRequest",
     "StateHash",
     "ViewDecision",
-    "ViewProposal",
     "check_payload",
     "decode_message",
     "encode_message",
@@ -123,23 +126,65 @@ class LeaveNotice(Message):
 
 
 @dataclass(frozen=True)
-class ViewProposal(Message):
-    """The sender's proposal for the view that follows `epoch`.
+class Prepare(Message):
+    """Phase 1 of ballot (`ballot`, sender) for the view after `epoch`: asks each member of the
+    view to promise it (see "Membership (views)" in docs/protocol.md)."""
 
-    `removals` holds the sender's own frozen frontier of each member to remove, `clock` its
-    Lamport clock when it entered this view change, `entries` entries of removed members that the
-    receiver may lack. `observed` holds the members (peer id -> incarnation) the sender itself
-    has heard nothing from for the exclusion timeout: its own observations, as opposed to the
-    removals it adopted. A proposal with no removals and no additions withdraws the sender's
-    earlier proposal of this epoch.
+    epoch: int
+    ballot: int
+
+
+@dataclass(frozen=True)
+class Promise(Message):
+    """The sender promised ballot (`ballot`, `proposer`) of the view after `epoch`.
+
+    `clock` and `frozen` are the sender's clock and ``seen`` when it first joined this view
+    change: fixed for the epoch, they bound what it can have let anyone stabilise. `observed`
+    holds the members it heard nothing from for the exclusion timeout, `reasons` the removals
+    that need no confirmation (leaves; ts unused), `additions` the join requests it got. The
+    value it accepted, if any, is (`accepted`, `accepted_by`) with `value_*`; `accepted` 0
+    means none. `entries` (to the proposer only) holds entries it may lack. `holds_state` is
+    false for a joiner still waiting for its snapshot (and a returning incarnation's vote).
     """
 
     epoch: int
+    ballot: int
+    proposer: str
     clock: int
+    frozen: Seen
+    observed: Mapping[str, int]
+    reasons: Mapping[str, Removal]
+    additions: Mapping[str, int]
+    accepted: int
+    accepted_by: str
+    value_marker: int
+    value_removals: Mapping[str, Removal]
+    value_additions: Mapping[str, int]
+    entries: tuple[LogEntry, ...]
+    holds_state: bool = True
+
+
+@dataclass(frozen=True)
+class Accept(Message):
+    """Phase 2 of ballot (`ballot`, sender): the change it proposes for the view after `epoch`,
+    with the entries of removed members up to their cut that the receiver may lack."""
+
+    epoch: int
+    ballot: int
+    marker: int
     removals: Mapping[str, Removal]
     additions: Mapping[str, int]
     entries: tuple[LogEntry, ...]
-    observed: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Accepted(Message):
+    """The sender accepted the change of ballot (`ballot`, `proposer`) for the view after
+    `epoch`."""
+
+    epoch: int
+    ballot: int
+    proposer: str
 
 
 @dataclass(frozen=True)
@@ -199,7 +244,7 @@ def encode_message(message: Message) -> bytes:
         "k": kind,
         "ts": message.ts,
         "inc": message.incarnation,
-        "seen": {peer: [inc, ts] for peer, (inc, ts) in sorted(message.seen.items())},
+        "seen": _encode_seen(message.seen),
     }
     # The fields of each kind follow the header in the order the dataclass declares them.
     for spec in fields(message)[len(_HEADER_FIELDS) :]:
@@ -263,7 +308,10 @@ _KIND_OF: Final[dict[type[Message], str]] = {
     StateHash: "hash",
     JoinRequest: "join",
     LeaveNotice: "leave",
-    ViewProposal: "propose",
+    Prepare: "prepare",
+    Promise: "promise",
+    Accept: "accept",
+    Accepted: "accepted",
     ViewDecision: "decide",
     SnapshotRequest: "snapreq",
     Snapshot: "snapshot",
@@ -277,7 +325,28 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
     "hash": frozenset({"index", "digest"}),
     "join": frozenset(),
     "leave": frozenset(),
-    "propose": frozenset({"epoch", "clock", "removals", "additions", "entries", "observed"}),
+    "prepare": frozenset({"epoch", "ballot"}),
+    "promise": frozenset(
+        {
+            "epoch",
+            "ballot",
+            "proposer",
+            "clock",
+            "frozen",
+            "observed",
+            "reasons",
+            "additions",
+            "accepted",
+            "accepted_by",
+            "value_marker",
+            "value_removals",
+            "value_additions",
+            "entries",
+            "holds_state",
+        }
+    ),
+    "accept": frozenset({"epoch", "ballot", "marker", "removals", "additions", "entries"}),
+    "accepted": frozenset({"epoch", "ballot", "proposer"}),
     "decide": frozenset({"epoch", "marker", "members", "removals", "additions", "entries"}),
     "snapreq": frozenset({"min_index", "anchor_epoch"}),
     "snapshot": frozenset({"index", "epoch", "anchor", "state"}),
@@ -300,6 +369,10 @@ def _encode_entries(entries: tuple[LogEntry, ...]) -> list[list[object]]:
     ]
 
 
+def _encode_seen(seen: Seen) -> dict[str, list[int]]:
+    return {peer: [inc, ts] for peer, (inc, ts) in sorted(seen.items())}
+
+
 def _encode_peer_ints(values: Mapping[str, int]) -> dict[str, int]:
     return dict(sorted(values.items()))
 
@@ -312,6 +385,10 @@ _FIELD_ENCODERS: Final[dict[str, Callable[[Any], object]]] = {
     "additions": _encode_peer_ints,
     "members": _encode_peer_ints,
     "observed": _encode_peer_ints,
+    "frozen": _encode_seen,
+    "reasons": _encode_removals,
+    "value_removals": _encode_removals,
+    "value_additions": _encode_peer_ints,
 }
 
 
@@ -376,15 +453,50 @@ def _decode_leave(f: _Fields, h: _Header, limits: Limits) -> Message:
     return LeaveNotice(*h)
 
 
-def _decode_propose(f: _Fields, h: _Header, limits: Limits) -> Message:
-    return ViewProposal(
+def _decode_prepare(f: _Fields, h: _Header, limits: Limits) -> Message:
+    return Prepare(*h, _int(f["epoch"], "prepare.epoch", 0), _int(f["ballot"], "prepare.ballot", 1))
+
+
+def _decode_promise(f: _Fields, h: _Header, limits: Limits) -> Message:
+    accepted_by = f["accepted_by"]
+    return Promise(
         *h,
-        _int(f["epoch"], "propose.epoch", 0),
-        _int(f["clock"], "propose.clock", 0),
-        _removals(f["removals"], "propose.removals", limits),
-        _peer_ints(f["additions"], "propose.additions", limits),
-        _entries(f["entries"], "propose.entries", limits),
-        _peer_ints(f["observed"], "propose.observed", limits),
+        _int(f["epoch"], "promise.epoch", 0),
+        _int(f["ballot"], "promise.ballot", 1),
+        _peer(f["proposer"], "promise.proposer", limits),
+        _int(f["clock"], "promise.clock", 0),
+        _seen(f["frozen"], limits, "promise.frozen"),
+        _peer_ints(f["observed"], "promise.observed", limits),
+        _removals(f["reasons"], "promise.reasons", limits),
+        _peer_ints(f["additions"], "promise.additions", limits),
+        _int(f["accepted"], "promise.accepted", 0),
+        "" if accepted_by == "" else _peer(accepted_by, "promise.accepted_by", limits),
+        _int(f["value_marker"], "promise.value_marker", 0),
+        _removals(f["value_removals"], "promise.value_removals", limits),
+        _peer_ints(f["value_additions"], "promise.value_additions", limits),
+        _entries(f["entries"], "promise.entries", limits),
+        _bool(f["holds_state"], "promise.holds_state"),
+    )
+
+
+def _decode_accept(f: _Fields, h: _Header, limits: Limits) -> Message:
+    return Accept(
+        *h,
+        _int(f["epoch"], "accept.epoch", 0),
+        _int(f["ballot"], "accept.ballot", 1),
+        _int(f["marker"], "accept.marker", 1),
+        _removals(f["removals"], "accept.removals", limits),
+        _peer_ints(f["additions"], "accept.additions", limits),
+        _entries(f["entries"], "accept.entries", limits),
+    )
+
+
+def _decode_accepted(f: _Fields, h: _Header, limits: Limits) -> Message:
+    return Accepted(
+        *h,
+        _int(f["epoch"], "accepted.epoch", 0),
+        _int(f["ballot"], "accepted.ballot", 1),
+        _peer(f["proposer"], "accepted.proposer", limits),
     )
 
 
@@ -434,7 +546,10 @@ _DECODERS: Final[dict[str, Callable[[_Fields, _Header, Limits], Message]]] = {
     "hash": _decode_hash,
     "join": _decode_join,
     "leave": _decode_leave,
-    "propose": _decode_propose,
+    "prepare": _decode_prepare,
+    "promise": _decode_promise,
+    "accept": _decode_accept,
+    "accepted": _decode_accepted,
     "decide": _decode_decide,
     "snapreq": _decode_snapreq,
     "snapshot": _decode_snapshot,
@@ -454,6 +569,12 @@ def _int(value: object, field: str, low: int) -> int:
     return value
 
 
+def _bool(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise RemoteProtocolError(field, f"expected true or false, got {type(value).__name__}")
+    return value
+
+
 def _peer(value: object, field: str, limits: Limits) -> str:
     if not isinstance(value, str):
         raise RemoteProtocolError(field, f"peer id must be a string, got {type(value).__name__}")
@@ -468,11 +589,11 @@ def _map(value: object, field: str) -> dict[Any, Any]:
     return value
 
 
-def _seen(value: object, limits: Limits) -> dict[str, tuple[int, int]]:
+def _seen(value: object, limits: Limits, field: str = "seen") -> dict[str, tuple[int, int]]:
     result: dict[str, tuple[int, int]] = {}
-    for key, pair in _map(value, "seen").items():
-        peer = _peer(key, "seen", limits)
-        where = f"seen[{peer}]"
+    for key, pair in _map(value, field).items():
+        peer = _peer(key, field, limits)
+        where = f"{field}[{peer}]"
         if not isinstance(pair, list) or len(pair) != 2:
             raise RemoteProtocolError(where, "expected [incarnation, timestamp]")
         result[peer] = (_int(pair[0], where + ".inc", 0), _int(pair[1], where + ".ts", 0))

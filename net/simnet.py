@@ -32,7 +32,7 @@ import msgpack
 
 from net._identity import PeerKey
 from net._signatures import Identity
-from net.core import CoreConfig, OrderingCore, Phase
+from net.core import CoreConfig, OrderingCore, Phase, VoteRecord
 from net.events import (
     EntriesStabilized,
     EntryReceived,
@@ -112,6 +112,7 @@ class SimNode:
         self.submitted: list[tuple[float, LogEntry]] = []
         self.identity: Identity | None = sim.identity_of(peer_id)
         """What this peer signs with at a signed simulation (None: unsigned)."""
+        self.vote: VoteRecord | None = None  # the last core's vote, kept across a restart
 
     @property
     def now(self) -> float:
@@ -260,6 +261,7 @@ class SimNetwork:
                 cut = self.now + self.rng.uniform(0.0, self.link.delay_max)
                 self._cuts[(peer, node.generation, dest)] = cut
         node.state = "dead"
+        node.vote = node.core.vote_record()  # as if kept on disk with every vote
         node.generation += 1
         node.inbox.clear()
         node.timer_at = None
@@ -279,7 +281,13 @@ class SimNetwork:
         node.generation += 1
         contacts = [p for p, n in sorted(self.nodes.items()) if p != peer and n.alive]
         node.core = OrderingCore.joining(
-            peer, contacts, self.now, self.config, node.incarnation, identity=node.identity
+            peer,
+            contacts,
+            self.now,
+            self.config,
+            node.incarnation,
+            identity=node.identity,
+            predecessor=node.vote,
         )
         self._start_app(node)
         self.after_core_call(node, [])

@@ -104,21 +104,17 @@ def test_causality_an_action_made_after_seeing_another_is_ordered_after_it() -> 
     assert sum(app.local_actions for app in result.members()) > 50
 
 
-# Seeds of this generator where one member sees a state-hash divergence on today's core (a sweep
-# of seeds 30-429, outside the suite; it fails the same way before issue 13): issue 14's joiner
-# that takes its place from one decision and its state from another. strict: once fixed, they
-# pass and the mark must go.
-DIVERGES_TODAY = [179]
+# Seeds of this generator where one member saw a state-hash divergence before membership was
+# decided by quorum ballots (a sweep of seeds 30-429, outside the suite): a joiner that took its
+# place from one decision and its state from another (issue 14).
+DIVERGED_BEFORE = [179]
 
 
 @pytest.mark.parametrize(
     "seed",
     [
         *range(30),
-        *[
-            pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="issue 14"))
-            for s in DIVERGES_TODAY
-        ],
+        *DIVERGED_BEFORE,
     ],
 )
 def test_peers_joining_one_after_another_with_pauses_play_the_same_game(seed: int) -> None:

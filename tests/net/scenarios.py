@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from net._viewchange import is_quorum
 from net.core import CoreConfig
 from net.events import EntriesStabilized, Event
 from net.simnet import HashChainApp, LinkModel, SimApp, SimNetwork, SimNode
@@ -62,7 +63,10 @@ def _add_fault(sc: Scenario, rng: random.Random, names: list[str], config: CoreC
     if fault < 0.25 and len({v for _, v in sc.kills} | {victim}) < peers:
         t = rng.uniform(0.2, stop_at * 0.6)
         sc.kills.append((t, victim))
-        if rng.random() < 0.7:
+        gone = {v for _, v in sc.kills} - {v for _, v in sc.restarts} - {victim}
+        # A table that lost its quorum for good waits for it (by design): a kill that would
+        # leave no quorum is followed by a restart.
+        if rng.random() < 0.7 or not is_quorum(names, set(names) - gone - {victim}, ()):
             sc.restarts.append((t + rng.uniform(0.1, 1.2), victim))
     elif fault < 0.4:
         duration = rng.uniform(0.05, 0.5 * config.exclude_timeout)

@@ -25,8 +25,8 @@ from net.messages import (
     Expulsion,
     Heartbeat,
     Message,
+    Promise,
     ViewDecision,
-    ViewProposal,
     encode_message,
 )
 
@@ -275,15 +275,18 @@ def test_a_member_pushing_the_clock_far_ahead_is_excluded_and_the_others_agree()
 @pytest.mark.parametrize(
     ("forged", "field"),
     [
-        (ViewProposal(50, 0, {}, 0, 10**9, {}, {}, ()), "propose.clock"),
+        (
+            Promise(50, 0, {}, 0, 1, "b", 10**9, {}, {}, {}, {}, 0, "", 0, {}, {}, ()),
+            "promise.clock",
+        ),
         (ViewDecision(50, 0, {}, 1, 10**9, {"a": 0, "b": 0, "c": 0}, {}, {}, ()), "decide.marker"),
     ],
-    ids=["proposal", "decision"],
+    ids=["promise", "decision"],
 )
 def test_a_view_change_stamped_ahead_of_its_own_frame_is_a_violation(
     forged: Message, field: str
 ) -> None:
-    """The clock a proposal carries and a decision's marker end up in every member's clock:
+    """The clock a promise carries and a decision's marker end up in every member's clock:
     they may not get around the jump bound by running ahead of the frame's own timestamp."""
     g = Group(["a", "b", "c"], BOUNDED)
     events = g.cores["a"].receive("b", encode_message(forged), g.now)

@@ -14,10 +14,10 @@ from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import EntryReceived, Event, LogEntry, ProtocolViolated
 from net.messages import (
     REASON_EXCLUDED,
+    Accept,
     Action,
     Removal,
     ViewDecision,
-    ViewProposal,
     decode_message,
     encode_message,
 )
@@ -112,14 +112,14 @@ def test_a_proof_is_bound_to_its_table_incarnation_place_and_payload() -> None:
         assert other != message
 
 
-def relayed_proposal(sender_ts: int, removed: str, entry: LogEntry) -> ViewProposal:
-    """A proposal to remove `removed` that relays `entry` as one of its entries."""
+def relayed_proposal(sender_ts: int, removed: str, entry: LogEntry) -> Accept:
+    """A ballot's change removing `removed` that relays `entry` as one of its entries."""
     removal = Removal(0, entry.ts, REASON_EXCLUDED)
-    return ViewProposal(sender_ts, 0, {}, 0, entry.ts, {removed: removal}, {}, (entry,))
+    return Accept(sender_ts, 0, {}, 0, 1, sender_ts, {removed: removal}, {}, (entry,))
 
 
 def test_a_relayed_entry_its_author_did_not_sign_is_refused() -> None:
-    """bo proposes to remove cy and relays an action "by" cy that cy never played."""
+    """bo's ballot removes cy and relays an action "by" cy that cy never played."""
     g = SignedGroup(["ann", "bo", "cy"])
     ann, bo, cy = g.ids["ann"], g.ids["bo"], g.ids["cy"]
     made_up = LogEntry(3, cy, {"play": "4♣ to foundation 1"})
@@ -128,7 +128,7 @@ def test_a_relayed_entry_its_author_did_not_sign_is_refused() -> None:
         g = SignedGroup(["ann", "bo", "cy"])
         forged = LogEntry(3, cy, made_up.payload, proof)
         events = g.cores[ann].receive(bo, encode_message(relayed_proposal(4, cy, forged)), 0.0)
-        assert violations(events) == [(bo, "propose.entries[0].proof")]
+        assert violations(events) == [(bo, "accept.entries[0].proof")]
         assert received(events) == []
         assert g.cores[ann].tentative() == []
 
@@ -162,9 +162,9 @@ def test_an_entry_relayed_of_a_member_not_removed_is_refused() -> None:
     ann, bo, cy = g.ids["ann"], g.ids["bo"], g.ids["cy"]
     entry = g.cores[cy].submit({"play": 1}, 0.0)
     g.cores[cy].outgoing()
-    proposal = ViewProposal(4, 0, {}, 0, 3, {}, {"dee": 1}, (entry,))
+    proposal = Accept(4, 0, {}, 0, 1, 4, {}, {"dee": 1}, (entry,))
     events = g.cores[ann].receive(bo, encode_message(proposal), 0.0)
-    assert violations(events) == [(bo, "propose.entries[0].proof")]
+    assert violations(events) == [(bo, "accept.entries[0].proof")]
 
 
 def test_a_core_refuses_an_identity_whose_key_is_not_its_peer_ids() -> None:
@@ -212,7 +212,7 @@ def test_proofs_travel_in_actions_and_relayed_entries_and_must_be_96_bytes() -> 
     assert b"proof" not in encode_message(unsigned)  # the frame of an unsigned table as before
     entry = LogEntry(3, "cy", {"play": 1}, proof)
     back = decode_message(encode_message(relayed_proposal(4, "cy", entry)))
-    assert isinstance(back, ViewProposal) and back.entries[0].proof == proof
+    assert isinstance(back, Accept) and back.entries[0].proof == proof
     for bad in (
         Action(3, 0, {}, 1, proof[:-1]),
         relayed_proposal(4, "cy", LogEntry(3, "cy", 1, b"x")),

@@ -7,7 +7,7 @@ import pytest
 
 from net._signatures import entry_message
 from net.events import LogEntry, ProtocolViolated
-from net.messages import REASON_EXCLUDED, Removal, ViewProposal, encode_message
+from net.messages import REASON_EXCLUDED, Accept, Removal, encode_message
 from net.simnet import HashChainApp, SimNetwork, sim_keys
 
 from .scenarios import FAST
@@ -48,11 +48,11 @@ def test_a_signed_group_survives_a_death_a_return_and_a_cut_with_one_log() -> No
 
 def test_a_member_relaying_a_forged_entry_is_refused_and_the_forgery_never_lands() -> None:
     """Who is then removed is the membership's business: today the member that saw the forgery
-    cannot prove to the others who sent it (proposals are not signed yet), issue 14."""
+    cannot prove to the others who sent it (ballots are not signed yet), issue 14."""
     sim, ids = signed_sim(["ann", "bo", "cy"], seed=5)
     ann, bo, cy = ids["ann"], ids["bo"], ids["cy"]
     sim.run_until(0.5)
-    # bo, a member, proposes to remove cy and relays a made-up action "by" cy, signed by bo.
+    # bo, a member, sends a ballot's change removing cy, relaying an action "by" cy it signed.
     forger = sim.nodes[bo]
     assert forger.identity is not None
     ts = forger.core.clock + 1
@@ -60,11 +60,11 @@ def test_a_member_relaying_a_forged_entry_is_refused_and_the_forgery_never_lands
     proof = forger.identity.key.prove(entry_message("sim", 0, made_up))
     forged = LogEntry(made_up.ts, cy, made_up.payload, proof)
     removal = Removal(0, forged.ts, REASON_EXCLUDED)
-    proposal = ViewProposal(ts, 0, {}, 0, ts - 1, {cy: removal}, {}, (forged,))
+    proposal = Accept(ts, 0, {}, 0, 1, ts, {cy: removal}, {}, (forged,))
     victim = sim.nodes[ann]
     events = victim.core.receive(bo, encode_message(proposal), sim.now)
     assert [(e.peer, e.field) for e in events if isinstance(e, ProtocolViolated)] == [
-        (bo, "propose.entries[0].proof")
+        (bo, "accept.entries[0].proof")
     ]
     assert forged not in victim.core.tentative()
     sim.after_core_call(victim, events)

@@ -158,9 +158,8 @@ def _random_cuts(sim: SimNetwork, rng: random.Random, peers: list[str], end: flo
     touches one of a minority of victims (sometimes every link of one, healing one by one).
     Return the peers at either end of a cut link.
 
-    The victims are never the lowest id: when only the link between two peers fails, the
-    lower id stays (as in the quorum rule), and a victim that keeps winning those duels could
-    shrink the group to two, where either side of a later cut goes on alone, by design."""
+    The victims are never the lowest id (as before issue 14, so that these seeds stay the ones
+    the sweeps ran; `nerts-lan faults partial` cuts any peer's links)."""
     victims = rng.sample(peers[1:], 1 if len(peers) < 5 else 2)
     touched = set(victims)
     for _ in range(rng.randint(1, 4)):
@@ -190,23 +189,13 @@ def test_after_partial_partitions_heal_everyone_is_a_member_with_one_log(seed: i
         assert _expelled(sim, peer) == [], sc.describe()
 
 
-# Seeds of the partial-cut generator that undo stable entries on today's core (found by sweeps
-# of seeds 0-1999 and 2000-4499 with the oracle on); issue 14 makes stable final. strict: once
-# fixed, they pass and the mark must go.
-UNDONE_TODAY = [767, 839, 1065, 1387, 1458]
-UNDONE_TODAY += [2232, 2259, 2482, 2549, 2751, 2820, 3177, 3253, 3444, 3879, 4342]
+# Seeds of the partial-cut generator that undid stable entries before membership was decided by
+# quorum ballots (sweeps of seeds 0-1999 and 2000-4499 with the oracle on; issue 14).
+UNDONE_BEFORE = [767, 839, 1065, 1387, 1458]
+UNDONE_BEFORE += [2232, 2259, 2482, 2549, 2751, 2820, 3177, 3253, 3444, 3879, 4342]
 
 
-@pytest.mark.parametrize(
-    "seed",
-    [
-        *range(30),
-        *[
-            pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="issue 14"))
-            for s in UNDONE_TODAY
-        ],
-    ],
-)
+@pytest.mark.parametrize("seed", [*range(30), *UNDONE_BEFORE])
 def test_after_partial_partitions_no_stable_entry_is_ever_undone(seed: int) -> None:
     oracle = FinalityOracle()
     _, _, _, sc = _partial_cuts(seed, oracle.app_factory)
@@ -238,10 +227,40 @@ def _partial_cuts(
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_table_of_two_cut_in_half_becomes_one_group_again_when_the_cut_heals(seed: int) -> None:
-    """Either of two goes on alone (a dead laptop and a cut cable look the same), so a cut
-    leaves two groups. Once frames flow again they learn it from the expulsions they sent each
-    other; the lower-ranked one (same size: not holding the lowest id) dissolves and rejoins."""
+def test_a_table_of_two_cut_in_half_goes_on_on_one_side_and_waits_on_the_other(seed: int) -> None:
+    """A dead laptop and a cut cable look the same, so only one side of a table of two may go
+    on: the lowest id (a quorum alone); the other waits ("waiting for the table"), its plays
+    tentative, and never decides alone. When the cut heals it learns it was removed and
+    rejoins; nothing either side saw as stable is ever undone."""
+    oracle = FinalityOracle()
+    sim = SimNetwork(
+        ["ann", "bo"],
+        seed=seed,
+        core_config=CONFIG,
+        link=LinkModel(delay_min=0.001, delay_max=0.004),
+        app_factory=oracle.app_factory(rate=8.0, stop_at=6.0, hash_every=8, record_events=True),
+    )
+    sim.run_until(1.0)
+    cut = 3 * CONFIG.exclude_timeout
+    sim.cut_link("ann", "bo", cut)
+    sim.run_until(1.0 + cut - 0.05)
+    assert sim.nodes["ann"].core.members == {"ann": 0}
+    assert sim.nodes["bo"].core.members == {"ann": 0, "bo": 0}
+    assert sim.nodes["bo"].core.paused and not sim.nodes["ann"].core.paused
+    waiting_at = sim.nodes["bo"].core.stable_index
+    sim.run_until(1.0 + cut - 0.01)
+    assert sim.nodes["bo"].core.stable_index == waiting_at  # bo decides nothing alone
+    sim.run_until(6.0 + 3.0)
+    assert _expelled(sim, "ann") == []
+    assert sim.nodes["bo"].core.incarnation == 1
+    assert not oracle.violations, oracle.violations[:3]
+    _all_back(sim, Scenario(seed, 2, LinkModel(), 8.0, 6.0, 3.0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_table_of_two_whose_lowest_id_restarts_goes_on(seed: int) -> None:
+    """The other laptop of two cannot decide alone; the lowest id's new incarnation votes in
+    its predecessor's place, so its rejoin is decided and the table goes on."""
     sim = SimNetwork(
         ["ann", "bo"],
         seed=seed,
@@ -250,14 +269,12 @@ def test_a_table_of_two_cut_in_half_becomes_one_group_again_when_the_cut_heals(s
         app_factory=HashChainApp.factory(rate=8.0, stop_at=6.0, hash_every=8, record_events=True),
     )
     sim.run_until(1.0)
-    cut = 3 * CONFIG.exclude_timeout
-    sim.cut_link("ann", "bo", cut)
-    sim.run_until(1.0 + cut - 0.05)
-    assert sim.nodes["ann"].core.members == {"ann": 0}
-    assert sim.nodes["bo"].core.members == {"bo": 0}
+    sim.kill("ann")
+    sim.run_until(1.0 + 2 * CONFIG.exclude_timeout)
+    assert sim.nodes["bo"].core.members == {"ann": 0, "bo": 0}  # waits: no quorum alone
+    sim.restart("ann")
     sim.run_until(6.0 + 3.0)
-    assert _expelled(sim, "ann") == []
-    assert sim.nodes["bo"].core.incarnation == 1
+    assert sim.nodes["ann"].core.incarnation == 1
     _all_back(sim, Scenario(seed, 2, LinkModel(), 8.0, 6.0, 3.0))
 
 

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTS = ["_log", "_guard", "_liveness", "_membership", "_agreement", "_grounds", "_viewchange"]
-PARTS += ["_splits", "_transfer"]
+PARTS += ["_slotvote", "_transfer"]
 
 
 @pytest.mark.parametrize("module", PARTS)

@@ -408,12 +408,7 @@ class ViewAgreement:
         voter = self._voter
         assert voter is not None
         out, view = self._out, self._members.view
-        value = voter.value or Change(0, {}, {})
-        reasons = {
-            t: Removal(view[t], 0, reason)
-            for t, reason in sorted(self._reasons.items())
-            if t in view
-        }
+        reasons = {t: Removal(view[t], 0, r) for t, r in sorted(self._reasons.items()) if t in view}
         entries: tuple[LogEntry, ...] = ()
         if relay:
             others = {
@@ -421,25 +416,9 @@ class ViewAgreement:
             }
             entries = self._log.relay_for(dest, others)
         ts = out.tick_clock() if dest != out.peer_id else out.clock
-        return Promise(
-            ts,
-            out.incarnation,
-            out.seen(),
-            self._members.epoch,
-            voter.promised.number,
-            voter.promised.proposer or out.peer_id,
-            voter.clock,
-            dict(voter.frozen),
-            self._observed(),
-            reasons,
-            dict(self._joiners),
-            voter.accepted.number,
-            voter.accepted.proposer,
-            value.marker,
-            dict(value.removals),
-            dict(value.additions),
-            entries, self._log.stable_count is not None,
-        )  # fmt: skip
+        grounds = (self._observed(), reasons, dict(self._joiners))
+        holds_state = self._log.stable_count is not None
+        return _promise(out, ts, self._members.epoch, voter, grounds, entries, holds_state)
 
     def _observed(self) -> dict[str, int]:
         view, me = self._members.view, self._out.peer_id
@@ -475,6 +454,26 @@ class ViewAgreement:
         for target, inc in mine.items():
             if members.get(target) == inc and target not in self._unbacked:
                 self._unbacked[target] = now
+
+
+def _promise(
+    out: Outbox,
+    ts: int,
+    epoch: int,
+    voter: Acceptor,
+    grounds: tuple[dict[str, int], dict[str, Removal], dict[str, int]],
+    entries: tuple[LogEntry, ...],
+    holds_state: bool,
+) -> Promise:
+    """Our promise frame: our vote (`voter`), our grounds (observed, reasons, joiners)."""
+    value = voter.value or Change(0, {}, {})
+    observed, reasons, joiners = grounds
+    return Promise(
+        ts, out.incarnation, out.seen(), epoch, voter.promised.number,
+        voter.promised.proposer or out.peer_id, voter.clock, dict(voter.frozen), observed,
+        reasons, joiners, voter.accepted.number, voter.accepted.proposer, value.marker,
+        dict(value.removals), dict(value.additions), entries, holds_state,
+    )  # fmt: skip
 
 
 def _relays(

@@ -275,31 +275,7 @@ class OrderingCore:
 
     def next_timer(self) -> float | None:
         """The earliest time at which `tick` has work to do, or None."""
-        if self._out.events or self._log.has_batch():
-            return self._out.now  # events are waiting to be returned by tick
-        if self.phase is Phase.JOINING:
-            return self._join_deadline
-        if self.phase is not Phase.MEMBER:
-            return None
-        cfg, view = self.config, self._members.view
-        # A member already silent for the exclusion timeout is grounds already: no timer.
-        now = self._out.now
-        watched = [
-            p
-            for p in self._agreement.survivors()
-            if self._liveness.silence(p, now) < cfg.exclude_timeout
-        ]
-        times = self._liveness.timers(
-            self._members.dests(), watched, cfg.suspect_timeout, cfg.exclude_timeout
-        )
-        violators = {(p, i) for p, i in view.items() if self._guard.is_poisoned(p, i)}
-        if violators - self._agreement.violators_noted():
-            times.append(self._out.now)
-        snapshot_due = self._transfer.timer()
-        if snapshot_due is not None:
-            times.append(snapshot_due)
-        times += self._agreement.timers()
-        return min(times) if times else None
+        return _next_timer(self)
 
     def outgoing(self) -> list[tuple[str, bytes]]:
         """Drain the frames to send, each as (destination peer id, bytes), in order."""
@@ -419,31 +395,7 @@ class OrderingCore:
 
     def _on_member_frame(self, peer: str, msg: Message) -> None:
         """Hand a frame of a live member to the part it concerns."""
-        if isinstance(msg, Action):
-            self._log.on_entry(LogEntry(msg.ts, peer, msg.payload, msg.proof))
-            self._liveness.schedule_ack(self._out.now)
-        elif isinstance(msg, Heartbeat):
-            pass
-        elif isinstance(msg, StateHash):
-            self._record_hash(peer, msg.index, msg.digest)
-        elif isinstance(msg, LeaveNotice):
-            self._agreement.on_leave(peer)
-        elif isinstance(msg, Prepare):
-            self._agreement.on_prepare(peer, msg)
-        elif isinstance(msg, Promise):
-            self._agreement.on_promise(peer, msg)
-        elif isinstance(msg, Accept):
-            self._agreement.on_accept(peer, msg)
-        elif isinstance(msg, Accepted):
-            self._agreement.on_accepted(peer, msg)
-        elif isinstance(msg, ViewDecision):
-            self._agreement.on_decision(peer, msg)
-        elif isinstance(msg, SnapshotRequest):
-            self._transfer.on_request(peer, msg.min_index, msg.anchor_epoch)
-        elif isinstance(msg, Snapshot):
-            self._transfer.on_snapshot(msg)
-        elif isinstance(msg, Expulsion) and msg.target == self.incarnation:
-            self._expel(msg.epoch)
+        _route(self, peer, msg)
 
     def _joiner_decision(self, peer: str, msg: ViewDecision) -> None:
         members = self._members
@@ -530,6 +482,64 @@ class _AgreementHost:
 
     def is_member(self) -> bool:
         return self._core._is_member()
+
+
+def _next_timer(core: OrderingCore) -> float | None:
+    """See `OrderingCore.next_timer`."""
+    if core._out.events or core._log.has_batch():
+        return core._out.now  # events are waiting to be returned by tick
+    if core.phase is Phase.JOINING:
+        return core._join_deadline
+    if core.phase is not Phase.MEMBER:
+        return None
+    cfg, view = core.config, core._members.view
+    # A member already silent for the exclusion timeout is grounds already: no timer.
+    now = core._out.now
+    watched = [
+        p
+        for p in core._agreement.survivors()
+        if core._liveness.silence(p, now) < cfg.exclude_timeout
+    ]
+    times = core._liveness.timers(
+        core._members.dests(), watched, cfg.suspect_timeout, cfg.exclude_timeout
+    )
+    violators = {(p, i) for p, i in view.items() if core._guard.is_poisoned(p, i)}
+    if violators - core._agreement.violators_noted():
+        times.append(core._out.now)
+    snapshot_due = core._transfer.timer()
+    if snapshot_due is not None:
+        times.append(snapshot_due)
+    times += core._agreement.timers()
+    return min(times) if times else None
+
+
+def _route(core: OrderingCore, peer: str, msg: Message) -> None:
+    """See `OrderingCore._on_member_frame`."""
+    if isinstance(msg, Action):
+        core._log.on_entry(LogEntry(msg.ts, peer, msg.payload, msg.proof))
+        core._liveness.schedule_ack(core._out.now)
+    elif isinstance(msg, Heartbeat):
+        pass
+    elif isinstance(msg, StateHash):
+        core._record_hash(peer, msg.index, msg.digest)
+    elif isinstance(msg, LeaveNotice):
+        core._agreement.on_leave(peer)
+    elif isinstance(msg, Prepare):
+        core._agreement.on_prepare(peer, msg)
+    elif isinstance(msg, Promise):
+        core._agreement.on_promise(peer, msg)
+    elif isinstance(msg, Accept):
+        core._agreement.on_accept(peer, msg)
+    elif isinstance(msg, Accepted):
+        core._agreement.on_accepted(peer, msg)
+    elif isinstance(msg, ViewDecision):
+        core._agreement.on_decision(peer, msg)
+    elif isinstance(msg, SnapshotRequest):
+        core._transfer.on_request(peer, msg.min_index, msg.anchor_epoch)
+    elif isinstance(msg, Snapshot):
+        core._transfer.on_snapshot(msg)
+    elif isinstance(msg, Expulsion) and msg.target == core.incarnation:
+        core._expel(msg.epoch)
 
 
 def _check_peer_id(peer: object, limits: Limits) -> None:

@@ -18,7 +18,24 @@ from typing import Any, Final, NamedTuple, TypeAlias
 import msgpack
 
 from net._codec import UndecodableError, UnpackLimits, undecodable_reason, unpack_untrusted
-from net._identity import PROOF_SIZE
+from net._wirefields import (
+    DEFAULT_LIMITS,
+    MAX_INT,
+    REASON_EXCLUDED,
+    REASON_LEFT,
+    Limits,
+    Removal,
+    Seen,
+    check_bool,
+    check_entry_list,
+    check_int,
+    check_peer,
+    check_peer_ints,
+    check_proof,
+    check_removals,
+    check_seen,
+    check_value,
+)
 from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import LogEntry, Payload
 
@@ -51,37 +68,6 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION: Final = 1
-MAX_INT: Final = 2**63 - 1
-REASON_EXCLUDED: Final = "excluded"
-REASON_LEFT: Final = "left"
-
-Seen: TypeAlias = Mapping[str, tuple[int, int]]
-"""peer id -> (incarnation, highest timestamp received from that incarnation)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on what one frame may contain; anything beyond is a protocol error."""
-
-    max_frame_bytes: int = 4 * 1024 * 1024
-    max_depth: int = 32
-    max_str_len: int = 64 * 1024
-    max_bin_len: int = 4 * 1024 * 1024
-    max_array_len: int = 100_000
-    max_map_len: int = 10_000
-    max_peer_id_len: int = 64
-
-
-DEFAULT_LIMITS: Final = Limits()
-
-
-@dataclass(frozen=True)
-class Removal:
-    """A member leaving the view: its incarnation, a timestamp (frontier or cut) and why."""
-
-    incarnation: int
-    ts: int
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -280,7 +266,7 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Message:
 
 def check_payload(value: object, field: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """Raise `RemoteProtocolError` unless `value` is a plain msgpack-ready payload."""
-    _check_value(value, field, limits.max_depth)
+    check_value(value, field, limits.max_depth)
 
 
 def normalize_payload(value: Payload, limits: Limits = DEFAULT_LIMITS) -> Payload:
@@ -354,7 +340,6 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
 }
 _OPTIONAL: Final[dict[str, frozenset[str]]] = {"action": frozenset({"proof"})}
 """Fields a frame of that kind may leave out (a None value is not sent)."""
-_REASONS: Final = frozenset({REASON_EXCLUDED, REASON_LEFT})
 
 
 def _encode_removals(removals: Mapping[str, Removal]) -> dict[str, list[object]]:
@@ -411,7 +396,9 @@ def _parse(obj: object, limits: Limits) -> Message:
     if extra:
         raise RemoteProtocolError(_name(kind, extra[0]), "unexpected field")
     header = _Header(
-        _int(obj["ts"], "ts", 1), _int(obj["inc"], "inc", 0), _seen(obj["seen"], limits)
+        check_int(obj["ts"], "ts", 1),
+        check_int(obj["inc"], "inc", 0),
+        check_seen(obj["seen"], limits),
     )
     return _DECODERS[kind](obj, header, limits)
 
@@ -429,9 +416,9 @@ _Fields: TypeAlias = dict[str, Any]
 
 
 def _decode_action(f: _Fields, h: _Header, limits: Limits) -> Message:
-    _check_value(f["payload"], "action.payload", limits.max_depth)
+    check_value(f["payload"], "action.payload", limits.max_depth)
     proof = f.get("proof")
-    return Action(*h, f["payload"], None if proof is None else _proof(proof, "action.proof"))
+    return Action(*h, f["payload"], None if proof is None else check_proof(proof, "action.proof"))
 
 
 def _decode_beat(f: _Fields, h: _Header, limits: Limits) -> Message:
@@ -442,7 +429,7 @@ def _decode_hash(f: _Fields, h: _Header, limits: Limits) -> Message:
     digest = f["digest"]
     if not isinstance(digest, bytes) or not 1 <= len(digest) <= 64:
         raise RemoteProtocolError("hash.digest", "expected 1 to 64 bytes")
-    return StateHash(*h, _int(f["index"], "hash.index", 0), digest)
+    return StateHash(*h, check_int(f["index"], "hash.index", 0), digest)
 
 
 def _decode_join(f: _Fields, h: _Header, limits: Limits) -> Message:
@@ -454,64 +441,66 @@ def _decode_leave(f: _Fields, h: _Header, limits: Limits) -> Message:
 
 
 def _decode_prepare(f: _Fields, h: _Header, limits: Limits) -> Message:
-    return Prepare(*h, _int(f["epoch"], "prepare.epoch", 0), _int(f["ballot"], "prepare.ballot", 1))
+    return Prepare(
+        *h, check_int(f["epoch"], "prepare.epoch", 0), check_int(f["ballot"], "prepare.ballot", 1)
+    )
 
 
 def _decode_promise(f: _Fields, h: _Header, limits: Limits) -> Message:
     accepted_by = f["accepted_by"]
     return Promise(
         *h,
-        _int(f["epoch"], "promise.epoch", 0),
-        _int(f["ballot"], "promise.ballot", 1),
-        _peer(f["proposer"], "promise.proposer", limits),
-        _int(f["clock"], "promise.clock", 0),
-        _seen(f["frozen"], limits, "promise.frozen"),
-        _peer_ints(f["observed"], "promise.observed", limits),
-        _removals(f["reasons"], "promise.reasons", limits),
-        _peer_ints(f["additions"], "promise.additions", limits),
-        _int(f["accepted"], "promise.accepted", 0),
-        "" if accepted_by == "" else _peer(accepted_by, "promise.accepted_by", limits),
-        _int(f["value_marker"], "promise.value_marker", 0),
-        _removals(f["value_removals"], "promise.value_removals", limits),
-        _peer_ints(f["value_additions"], "promise.value_additions", limits),
-        _entries(f["entries"], "promise.entries", limits),
-        _bool(f["holds_state"], "promise.holds_state"),
+        check_int(f["epoch"], "promise.epoch", 0),
+        check_int(f["ballot"], "promise.ballot", 1),
+        check_peer(f["proposer"], "promise.proposer", limits),
+        check_int(f["clock"], "promise.clock", 0),
+        check_seen(f["frozen"], limits, "promise.frozen"),
+        check_peer_ints(f["observed"], "promise.observed", limits),
+        check_removals(f["reasons"], "promise.reasons", limits),
+        check_peer_ints(f["additions"], "promise.additions", limits),
+        check_int(f["accepted"], "promise.accepted", 0),
+        "" if accepted_by == "" else check_peer(accepted_by, "promise.accepted_by", limits),
+        check_int(f["value_marker"], "promise.value_marker", 0),
+        check_removals(f["value_removals"], "promise.value_removals", limits),
+        check_peer_ints(f["value_additions"], "promise.value_additions", limits),
+        check_entry_list(f["entries"], "promise.entries", limits),
+        check_bool(f["holds_state"], "promise.holds_state"),
     )
 
 
 def _decode_accept(f: _Fields, h: _Header, limits: Limits) -> Message:
     return Accept(
         *h,
-        _int(f["epoch"], "accept.epoch", 0),
-        _int(f["ballot"], "accept.ballot", 1),
-        _int(f["marker"], "accept.marker", 1),
-        _removals(f["removals"], "accept.removals", limits),
-        _peer_ints(f["additions"], "accept.additions", limits),
-        _entries(f["entries"], "accept.entries", limits),
+        check_int(f["epoch"], "accept.epoch", 0),
+        check_int(f["ballot"], "accept.ballot", 1),
+        check_int(f["marker"], "accept.marker", 1),
+        check_removals(f["removals"], "accept.removals", limits),
+        check_peer_ints(f["additions"], "accept.additions", limits),
+        check_entry_list(f["entries"], "accept.entries", limits),
     )
 
 
 def _decode_accepted(f: _Fields, h: _Header, limits: Limits) -> Message:
     return Accepted(
         *h,
-        _int(f["epoch"], "accepted.epoch", 0),
-        _int(f["ballot"], "accepted.ballot", 1),
-        _peer(f["proposer"], "accepted.proposer", limits),
+        check_int(f["epoch"], "accepted.epoch", 0),
+        check_int(f["ballot"], "accepted.ballot", 1),
+        check_peer(f["proposer"], "accepted.proposer", limits),
     )
 
 
 def _decode_decide(f: _Fields, h: _Header, limits: Limits) -> Message:
-    members = _peer_ints(f["members"], "decide.members", limits)
+    members = check_peer_ints(f["members"], "decide.members", limits)
     if not members:
         raise RemoteProtocolError("decide.members", "empty view")
     return ViewDecision(
         *h,
-        _int(f["epoch"], "decide.epoch", 1),
-        _int(f["marker"], "decide.marker", 1),
+        check_int(f["epoch"], "decide.epoch", 1),
+        check_int(f["marker"], "decide.marker", 1),
         members,
-        _removals(f["removals"], "decide.removals", limits),
-        _peer_ints(f["additions"], "decide.additions", limits),
-        _entries(f["entries"], "decide.entries", limits),
+        check_removals(f["removals"], "decide.removals", limits),
+        check_peer_ints(f["additions"], "decide.additions", limits),
+        check_entry_list(f["entries"], "decide.entries", limits),
     )
 
 
@@ -519,25 +508,27 @@ def _decode_snapreq(f: _Fields, h: _Header, limits: Limits) -> Message:
     anchor_epoch = f["anchor_epoch"]
     return SnapshotRequest(
         *h,
-        _int(f["min_index"], "snapreq.min_index", 0),
-        None if anchor_epoch is None else _int(anchor_epoch, "snapreq.anchor_epoch", 0),
+        check_int(f["min_index"], "snapreq.min_index", 0),
+        None if anchor_epoch is None else check_int(anchor_epoch, "snapreq.anchor_epoch", 0),
     )
 
 
 def _decode_snapshot(f: _Fields, h: _Header, limits: Limits) -> Message:
     anchor = f["anchor"]
-    _check_value(f["state"], "snapshot.state", limits.max_depth)
+    check_value(f["state"], "snapshot.state", limits.max_depth)
     return Snapshot(
         *h,
-        _int(f["index"], "snapshot.index", 0),
-        _int(f["epoch"], "snapshot.epoch", 0),
-        None if anchor is None else _int(anchor, "snapshot.anchor", 0),
+        check_int(f["index"], "snapshot.index", 0),
+        check_int(f["epoch"], "snapshot.epoch", 0),
+        None if anchor is None else check_int(anchor, "snapshot.anchor", 0),
         f["state"],
     )
 
 
 def _decode_expel(f: _Fields, h: _Header, limits: Limits) -> Message:
-    return Expulsion(*h, _int(f["epoch"], "expel.epoch", 0), _int(f["target"], "expel.target", 0))
+    return Expulsion(
+        *h, check_int(f["epoch"], "expel.epoch", 0), check_int(f["target"], "expel.target", 0)
+    )
 
 
 _DECODERS: Final[dict[str, Callable[[_Fields, _Header, Limits], Message]]] = {
@@ -559,105 +550,3 @@ _DECODERS: Final[dict[str, Callable[[_Fields, _Header, Limits], Message]]] = {
 
 def _name(kind: str, field: str) -> str:
     return field if field in _HEADER else f"{kind}.{field}"
-
-
-def _int(value: object, field: str, low: int) -> int:
-    if type(value) is not int:
-        raise RemoteProtocolError(field, f"expected an integer, got {type(value).__name__}")
-    if not low <= value <= MAX_INT:
-        raise RemoteProtocolError(field, f"{value} out of range [{low}, 2**63-1]")
-    return value
-
-
-def _bool(value: object, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise RemoteProtocolError(field, f"expected true or false, got {type(value).__name__}")
-    return value
-
-
-def _peer(value: object, field: str, limits: Limits) -> str:
-    if not isinstance(value, str):
-        raise RemoteProtocolError(field, f"peer id must be a string, got {type(value).__name__}")
-    if not 1 <= len(value) <= limits.max_peer_id_len:
-        raise RemoteProtocolError(field, "peer id empty or too long")
-    return value
-
-
-def _map(value: object, field: str) -> dict[Any, Any]:
-    if not isinstance(value, dict):
-        raise RemoteProtocolError(field, f"expected a map, got {type(value).__name__}")
-    return value
-
-
-def _seen(value: object, limits: Limits, field: str = "seen") -> dict[str, tuple[int, int]]:
-    result: dict[str, tuple[int, int]] = {}
-    for key, pair in _map(value, field).items():
-        peer = _peer(key, field, limits)
-        where = f"{field}[{peer}]"
-        if not isinstance(pair, list) or len(pair) != 2:
-            raise RemoteProtocolError(where, "expected [incarnation, timestamp]")
-        result[peer] = (_int(pair[0], where + ".inc", 0), _int(pair[1], where + ".ts", 0))
-    return result
-
-
-def _peer_ints(value: object, field: str, limits: Limits) -> dict[str, int]:
-    return {
-        _peer(k, field, limits): _int(v, f"{field}[{k}]", 0) for k, v in _map(value, field).items()
-    }
-
-
-def _removals(value: object, field: str, limits: Limits) -> dict[str, Removal]:
-    result: dict[str, Removal] = {}
-    for key, item in _map(value, field).items():
-        peer = _peer(key, field, limits)
-        where = f"{field}[{peer}]"
-        if not isinstance(item, list) or len(item) != 3:
-            raise RemoteProtocolError(where, "expected [incarnation, timestamp, reason]")
-        if item[2] not in _REASONS:
-            raise RemoteProtocolError(where + ".reason", f"unknown reason {item[2]!r}")
-        result[peer] = Removal(
-            _int(item[0], where + ".inc", 0), _int(item[1], where + ".ts", 0), item[2]
-        )
-    return result
-
-
-def _entries(value: object, field: str, limits: Limits) -> tuple[LogEntry, ...]:
-    if not isinstance(value, list):
-        raise RemoteProtocolError(field, f"expected an array, got {type(value).__name__}")
-    result = []
-    for i, item in enumerate(value):
-        where = f"{field}[{i}]"
-        if not isinstance(item, list) or len(item) not in (3, 4):
-            raise RemoteProtocolError(where, "expected [ts, peer, payload] or [..., proof]")
-        _check_value(item[2], where + ".payload", limits.max_depth)
-        proof = _proof(item[3], where + ".proof") if len(item) == 4 else None
-        ts = _int(item[0], where + ".ts", 1)
-        result.append(LogEntry(ts, _peer(item[1], where + ".peer", limits), item[2], proof))
-    return tuple(result)
-
-
-def _proof(value: object, field: str) -> bytes:
-    """An author's proof: its signature and public key (checked by the core, not here)."""
-    if not isinstance(value, bytes) or len(value) != PROOF_SIZE:
-        raise RemoteProtocolError(field, f"expected {PROOF_SIZE} bytes")
-    return value
-
-
-def _check_value(value: object, field: str, depth: int) -> None:
-    if value is None or isinstance(value, bool | str | bytes):
-        return
-    if type(value) is int:
-        return
-    if depth <= 0:
-        raise RemoteProtocolError(field, "nested too deeply")
-    if isinstance(value, list):
-        for item in value:
-            _check_value(item, field, depth - 1)
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str | bytes):
-                raise RemoteProtocolError(field, "map keys must be strings")
-            _check_value(item, field, depth - 1)
-        return
-    raise RemoteProtocolError(field, f"{type(value).__name__} values are not allowed")

@@ -77,7 +77,9 @@ class TablePaused:
     went silent, and those still heard are not a majority); ``False``: the table is back.
 
     Meanwhile this machine's plays show at once as always, but none of them is final: when the
-    table is back each counts at its place in the order, or comes back as ``ActionRejected``."""
+    table is back each counts at its place in the order, or is refused there (``ActionRejected``);
+    if the table went on without this machine (``LeftBehind``), the plays the others never
+    received are lost as it catches up from their state."""
 
     paused: bool
 

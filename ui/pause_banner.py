@@ -2,7 +2,7 @@
 
 A table pauses when members went silent and those still heard are not enough to go on without
 them (``nerts_lan.session.TablePaused``). The player may still play: the moves show at once but
-are not final until the table is back, when each counts at its place or comes back refused. The
+are not final until the table is back, when each counts at its place or is refused there. The
 banner stays across the top of the window, over the other players' piles, until then.
 """
 
@@ -19,7 +19,7 @@ from .widgets import Panel, label
 __all__ = ["PAUSED_DETAIL", "PAUSED_TITLE", "PauseBanner"]
 
 PAUSED_TITLE: Final = "Waiting for the table…"
-PAUSED_DETAIL: Final = "A player dropped out. Your moves count once the table is back."
+PAUSED_DETAIL: Final = "A player dropped out. Your moves are not final until the table is back."
 
 
 class PauseBanner:

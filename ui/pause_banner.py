@@ -16,10 +16,12 @@ from .layout import Rect
 from .theme import ACCENT, TEXT
 from .widgets import Panel, label
 
-__all__ = ["PAUSED_DETAIL", "PAUSED_TITLE", "PauseBanner"]
+__all__ = ["LEFT_BEHIND", "PAUSED_DETAIL", "PAUSED_TITLE", "PauseBanner"]
 
 PAUSED_TITLE: Final = "Waiting for the table…"
 PAUSED_DETAIL: Final = "A player dropped out. Your moves are not final until the table is back."
+LEFT_BEHIND: Final = "The table went on without you: your moves it missed are undone"
+"""Said when the wait ends with the others going on without this player (``LeftBehind``)."""
 
 
 class PauseBanner:

@@ -23,6 +23,7 @@ from nerts_lan.engine import round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
 from nerts_lan.session import (
     CursorMoved,
+    LeftBehind,
     MatchEnded,
     PacedSession,
     PausableSession,
@@ -53,7 +54,7 @@ from .layout import (
 )
 from .messages import KIND_LIFETIME, MessageBoard, MessageKind, MessageStrip
 from .overlays import HelpOverlay, OptionsOverlay, Overlay, ScoreOverlay
-from .pause_banner import PauseBanner
+from .pause_banner import LEFT_BEHIND, PauseBanner
 from .screen import Screen
 from .sounds import Sounds
 from .table_view import TableView
@@ -404,15 +405,20 @@ class TableScreen(Screen):
             partner = self.session.table.team_of(event.player) == self.team
             self.view.set_cursor(event.player, event.x, event.y, event.holding, partner, now)
             return
-        if isinstance(event, TablePaused):
-            self._table_paused(event.paused)
+        if isinstance(event, (TablePaused, LeftBehind)):
+            self._table_paused(event)
             return
         if isinstance(event, (PeerGone, PeerReturned)):
             verb = "left the table (a bot plays on)" if isinstance(event, PeerGone) else "is back"
             self.say(MessageKind.TABLE, f"{', '.join(event.players)} {verb}")
 
-    def _table_paused(self, paused: bool) -> None:
-        if paused:
+    def _table_paused(self, event: TablePaused | LeftBehind) -> None:
+        """The banner while the table waits; what became of the wait when it is over."""
+        if isinstance(event, LeftBehind):
+            # Our moves the others never got are undone as we catch up: say so, not silently.
+            self.pause_banner.hide()
+            self.say(MessageKind.TABLE, LEFT_BEHIND, lifetime=10.0)
+        elif event.paused:
             self.pause_banner.show(self.window.width, self.window.height)
         elif self.pause_banner.shown:
             self.pause_banner.hide()

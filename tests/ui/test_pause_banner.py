@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from nerts_lan.practice import PracticeConfig
-from nerts_lan.session import TablePaused
+from nerts_lan.session import LeftBehind, TablePaused
 from tests.kit import layout, piles, team
 
 from .conftest import Harness
@@ -66,3 +66,16 @@ def test_a_paused_table_shows_a_banner_until_it_is_back(harness: Harness) -> Non
     assert not screen.pause_banner.shown
     assert "The table is back" in [shown.text for shown, _ in screen._strip.lines]
     assert harness.pixel(*_top_middle(harness)) == plain
+
+
+def test_a_wait_that_ends_with_the_table_gone_on_says_so(harness: Harness) -> None:
+    """The others went on without this player (``LeftBehind``): its moves they never got are
+    undone as it catches up, and the window says so instead of letting them vanish."""
+    screen, extra = _table_with_a_say_in_pauses(harness)
+    extra.append(TablePaused(True))
+    harness.settle(0.2)
+    extra.extend([TablePaused(False), LeftBehind()])
+    harness.settle(0.2)
+    assert not screen.pause_banner.shown
+    said = [shown.text for shown, _ in screen._strip.lines]
+    assert said[0].startswith("The table went on without you"), said

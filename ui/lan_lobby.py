@@ -30,10 +30,11 @@ from nerts_lan.engine import Options
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.lan_session import LanSession
 from nerts_lan.matchlog import data_folder
-from nerts_lan.session import Session
+from nerts_lan.session import Session, TablePaused
 from nerts_lan.table import TableSettings
 
 from .lobby import HostRequest, ListedTable
+from .wording import TABLE_PAUSED
 
 __all__ = ["LanLobby"]
 
@@ -66,6 +67,8 @@ class LanLobby:
         """Started on first use, for as long as the window is open."""
         self._problem = ""
         self._notice = ""
+        self.paused = False
+        """The table waits for enough of its members (the last ``TablePaused`` said so)."""
         self._closed = False
 
     # --- the list of tables ---------------------------------------------------------------------
@@ -150,7 +153,8 @@ class LanLobby:
 
     @property
     def notice(self) -> str:
-        return self._notice
+        """What the lobby has to say: the table waits for its members, or we are back at it."""
+        return TABLE_PAUSED if self.paused else self._notice
 
     @property
     def table_code(self) -> str | None:
@@ -176,6 +180,7 @@ class LanLobby:
             self.session.start()
 
     def leave(self) -> None:
+        self.paused = False
         session, self.session = self.session, None
         if session is not None:
             session.close()
@@ -187,6 +192,9 @@ class LanLobby:
         if session is None:
             return None
         events = session.poll(now)
+        for event in events:
+            if isinstance(event, TablePaused):
+                self.paused = event.paused
         error = session.start_error()
         if error is not None:
             if error in CODE_REFUSALS:
@@ -196,9 +204,10 @@ class LanLobby:
             self.leave()
             return None
         if session.dealt:
-            # The table screen takes the session over, with what happened since the last frame.
-            session.requeue(events)
-            self.session = None
+            # The table screen takes the session over, with what happened since the last frame
+            # (and the wait, if the table waits now).
+            session.requeue([*([TablePaused(True)] if self.paused else []), *events])
+            self.session, self.paused = None, False
             return session
         return None
 

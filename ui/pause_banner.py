@@ -15,10 +15,11 @@ from pyglet.graphics import Group
 from .layout import Rect
 from .theme import ACCENT, TEXT
 from .widgets import Panel, label
+from .wording import TABLE_PAUSED
 
 __all__ = ["LEFT_BEHIND", "PAUSED_DETAIL", "PAUSED_TITLE", "PauseBanner"]
 
-PAUSED_TITLE: Final = "Waiting for the table…"
+PAUSED_TITLE: Final = TABLE_PAUSED
 PAUSED_DETAIL: Final = "A player dropped out. Your moves are not final until the table is back."
 LEFT_BEHIND: Final = "The table went on without you: your moves it missed are undone"
 """Said when the wait ends with the others going on without this player (``LeftBehind``)."""

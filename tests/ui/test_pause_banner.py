@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from nerts_lan.practice import PracticeConfig
 from nerts_lan.session import LeftBehind, TablePaused
 from tests.kit import layout, piles, team
+from ui.lan_lobby import LanLobby
 
 from .conftest import Harness
 
@@ -79,3 +82,43 @@ def test_a_wait_that_ends_with_the_table_gone_on_says_so(harness: Harness) -> No
     assert not screen.pause_banner.shown
     said = [shown.text for shown, _ in screen._strip.lines]
     assert said[0].startswith("The table went on without you"), said
+
+
+class _PausingSession:
+    """What the lobby asks of a LAN session, with the events a test hands it."""
+
+    def __init__(self) -> None:
+        self.events: list[object] = []
+        self.dealt = False
+        self.requeued: list[object] = []
+
+    def poll(self, now: float) -> list[object]:
+        events, self.events = self.events, []
+        return events
+
+    def start_error(self) -> None:
+        return None
+
+    def requeue(self, events: list[object]) -> None:
+        self.requeued = events
+
+
+def test_the_lobby_says_the_table_waits_and_hands_the_wait_to_the_table_screen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lobby = LanLobby("127.0.0.1")
+    monkeypatch.setattr(lobby, "_browse", lambda: None)
+    session = _PausingSession()
+    lobby.session = session  # type: ignore[assignment]
+    session.events = [TablePaused(True)]
+    lobby.poll(0.0)
+    assert lobby.notice == "Waiting for the table…"
+    session.events = [TablePaused(False)]
+    lobby.poll(0.1)
+    assert lobby.notice == ""
+    session.events = [TablePaused(True)]
+    lobby.poll(0.2)
+    session.dealt = True  # dealt while the table waits: the table screen shows the wait
+    assert lobby.poll(0.3) is session
+    assert session.requeued == [TablePaused(True)]
+    assert lobby.notice == ""

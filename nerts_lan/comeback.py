@@ -22,6 +22,7 @@ import contextlib
 import json
 import logging
 import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,7 +104,11 @@ def saved_vote(path: Path) -> VoteRecord | None:
     warning) when it cannot be read or is not a record: then this peer does not vote in its
     predecessor's place, which is safe."""
     try:
-        data = path.read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):  # a device or a pipe would never end
+            log.warning("ignoring the vote kept in %s: not a regular file", path)
+            return None
+        with open(path, "rb") as file:
+            data = file.read(_MAX_VOTE_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as error:

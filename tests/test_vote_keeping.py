@@ -97,6 +97,16 @@ def test_a_damaged_vote_file_is_no_record_and_one_warning_line(
     assert len(warnings[0].getMessage()) < 300
 
 
+def test_a_vote_file_that_is_a_device_is_no_record(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "t-ann.vote"
+    path.symlink_to("/dev/zero")  # reading it would never end
+    with caplog.at_level(logging.WARNING):
+        assert saved_vote(path) is None
+    assert len(caplog.records) == 1 and "not a regular file" in caplog.records[0].getMessage()
+
+
 def test_an_unreadable_vote_file_is_no_record(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

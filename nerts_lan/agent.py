@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from net import Identity
-from net.core import OrderingCore
+from net.core import OrderingCore, VoteRecord
 from net.discovery import Advert, Discovery
 from net.errors import LocalProtocolError
 from net.events import EntriesStabilized, EntryReceived, Event
@@ -39,6 +39,7 @@ from net.transport import Hello
 
 from .actions import Action
 from .advert import CODE_REFUSALS, PROTOCOL, SERVICE_TYPE, LanOptions, TableInfo
+from .comeback import save_vote, saved_vote, vote_path
 from .commands import TableCommand, TableSettings
 from .cursor import decode_cursor
 from .effects import (
@@ -60,6 +61,7 @@ from .lan_events import LobbyView, SeatStatus
 from .matchlog import MatchLogWriter
 from .peer import PeerOptions, TablePeer
 from .replica import RoundEnded
+from .session import PeerGone, PeerHeardAgain, PeerReturned, PeerWentSilent, TablePaused
 from .table import TablePhase
 
 __all__ = ["TableAgent"]
@@ -90,6 +92,13 @@ class TableAgent:
         self._contact: str | None = None
         self.refused: str | None = None
         """Why the table refused us (a code problem), once it did."""
+        self.paused = False
+        """The core waits for a quorum (posted as ``TablePaused`` when it flips)."""
+        self._silent: set[str] = set()
+        """Members whose link went quiet (``PeerWentSilent``) and that are not back yet."""
+        self._vote_path: Path | None = None
+        self._vote_kept: VoteRecord | None = None
+        """The core's vote record as last kept in ``_vote_path``."""
 
     # --- start and stop (coroutines run in the network loop) ------------------------------------
 
@@ -110,12 +119,16 @@ class TableAgent:
         """Join the table ``table`` (found over mDNS, or given by address)."""
         self.table_id = table.table_id
         self._open_log()
+        # This peer at this table before (a crash, a restart): vote in its predecessor's place.
+        predecessor = saved_vote(self._vote_path) if self._vote_path is not None else None
+        self._vote_kept = predecessor
         core = OrderingCore.joining(
             self.options.peer_id,
             [table.host_peer],
             time.monotonic(),
             self.options.core,
             self.options.incarnation,
+            predecessor=predecessor,
             identity=self._identity(),
         )
         self._contact = table.host_peer
@@ -187,6 +200,7 @@ class TableAgent:
             on_ephemeral=self._on_ephemeral,
             table_code=self.options.table_code,
             key=self.options.key,
+            before_send=self._before_send,
         )
         self.port = await self.node.async_start(interface)
         self._post_status()
@@ -195,6 +209,29 @@ class TableAgent:
         """What the core signs our actions with, for this table: every action at a LAN table is
         signed, and every action from others checked (docs/protocol.md)."""
         return Identity(self.options.key, self.table_id)
+
+    def _before_send(self, core: OrderingCore) -> None:
+        """After each call into the core, before its frames go out: keep its vote where a crash
+        does not lose it (a vote must not be heard and then forgotten), and say when the table
+        pauses or is back."""
+        if self.node is not None and core is not self.node.core:
+            return  # a node being replaced
+        record = core.vote_record()
+        if record != self._vote_kept:
+            self._keep_vote(record)
+        if core.paused != self.paused:
+            self.paused = core.paused
+            self._post(TablePaused(self.paused))
+            self._publish()
+
+    def _keep_vote(self, record: VoteRecord | None) -> None:
+        self._vote_kept = record
+        if record is None or self._vote_path is None:
+            return
+        try:
+            save_vote(self._vote_path, record)
+        except OSError as error:
+            log.warning("cannot keep the vote in %s: %s", self._vote_path, error)
 
     def _ready(self) -> bool:
         return self.node is not None and self.node.core.ready and not self._closed
@@ -238,6 +275,7 @@ class TableAgent:
         # group may have dissolved (all of it rejoining), and the table is the other group.
         contacts = old.mesh.addresses()
         incarnation = max(old.core.incarnation + 1, int(time.time() * 1000))
+        predecessor = old.core.vote_record()
         await old.async_close()
         self.joined = False
         core = OrderingCore.joining(
@@ -246,6 +284,7 @@ class TableAgent:
             time.monotonic(),
             self.options.core,
             incarnation,
+            predecessor=predecessor,
             identity=self._identity(),
         )
         await self._start_node(core)
@@ -294,6 +333,11 @@ class TableAgent:
         if isinstance(event, LobbyView):
             self._lobby = event
             self._publish()
+        elif isinstance(event, PeerWentSilent):
+            self._silent.add(event.peer)
+            self._publish()
+        elif isinstance(event, (PeerHeardAgain, PeerGone, PeerReturned)):
+            self._silent.discard(event.peer)
 
     def _record(self, effect: Effect) -> None:
         """The match log, the benchmark's trace and the operator's log."""
@@ -316,9 +360,9 @@ class TableAgent:
         restarted peer appends, after a snapshot record)."""
         if self.options.log_folder is None:
             return
-        self.log_path = (
-            Path(self.options.log_folder) / f"{self.table_id}-{self.options.peer_id}.nlog"
-        )
+        folder = Path(self.options.log_folder)
+        self.log_path = folder / f"{self.table_id}-{self.options.peer_id}.nlog"
+        self._vote_path = vote_path(folder, self.table_id, self.options.peer_id)
         try:
             self._log = MatchLogWriter(self.log_path, clock=time.time)  # entries with wall time
         except OSError as error:
@@ -343,7 +387,7 @@ class TableAgent:
         lobby = self._lobby
         if self._closed or lobby is None or lobby.settings is None:
             return
-        if not lobby.is_host or not self.joined:
+        if not (lobby.is_host or self._stands_in_for_host(lobby)) or not self.joined:
             self._withdraw()
             return
         if self.discovery is None:
@@ -366,6 +410,16 @@ class TableAgent:
         if advert != self.advert:
             self.advert = advert
             self._spawn(self._publish_now())
+
+    def _stands_in_for_host(self, lobby: LobbyView) -> bool:
+        """While the table is paused with its host silent, the table passes to nobody (that
+        takes a decision): the lowest member still heard advertises it meanwhile, so that the
+        host, restarted, finds its table again and brings it back (a table of two whose host
+        holds the lowest id waits for exactly that)."""
+        if not self.paused or lobby.host not in self._silent:
+            return False
+        heard = [peer for peer, _ in lobby.members if peer not in self._silent]
+        return bool(heard) and min(heard) == self.options.peer_id
 
     async def _publish_now(self) -> None:
         if self.discovery is not None and self.advert is not None and not self._closed:

@@ -18,6 +18,9 @@ one JSON object per line on standard output, each with an ``event``:
   crash or a lost link; its seats are now played by a bot or frozen) / ``peer_left`` (peer,
   players: the same after a deliberate leave, such as the end of its ``--rounds``) /
   ``peer_returned`` (peer, players: it holds its seats again)
+- ``table_paused`` (reason): members went silent and those still heard are not enough to go on
+  without them; the table waits for them (this peer's plays are not final meanwhile) /
+  ``table_back``: it goes on (each play made meanwhile counts at its place, or is refused)
 - ``rejoining`` (reason): the table went on without this peer (a long pause, a cut on its side);
   it joins again at once and catches up, without a second ``round_started`` for the round under
   way
@@ -65,6 +68,7 @@ from .session import (
     PeerWentSilent,
     RoundStarted,
     SessionEvent,
+    TablePaused,
 )
 from .table import TableSettings
 from .usage import UsageError
@@ -445,6 +449,10 @@ def _membership_record(event: object) -> Record | None:
         return {"event": gone, "peer": event.peer, "players": list(event.players)}
     if isinstance(event, PeerReturned):
         return {"event": "peer_returned", "peer": event.peer, "players": list(event.players)}
+    if isinstance(event, TablePaused):
+        if event.paused:
+            return {"event": "table_paused", "reason": "waiting for the table"}
+        return {"event": "table_back"}
     if isinstance(event, LeftBehind):
         return {"event": "rejoining", "reason": "the table went on without us"}
     if isinstance(event, EntryIgnored):

@@ -35,6 +35,7 @@ __all__ = [
     "RoundStarted",
     "Session",
     "SessionEvent",
+    "TablePaused",
 ]
 
 
@@ -68,6 +69,19 @@ class PeerGone:
 class LeftBehind:
     """The others went on without this peer (a long pause, a cut on its side): it joins the
     table again at once, as a new incarnation, and catches up from their state."""
+
+
+@dataclass(frozen=True, slots=True)
+class TablePaused:
+    """``paused``: the table waits for enough of its members to agree on who is at it (members
+    went silent, and those still heard are not a majority); ``False``: the table is back.
+
+    Meanwhile this machine's plays show at once as always, but none of them is final: when the
+    table is back each counts at its place in the order, or is refused there (``ActionRejected``);
+    if the table went on without this machine (``LeftBehind``), the plays the others never
+    received are lost as it catches up from their state."""
+
+    paused: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +157,7 @@ SessionEvent: TypeAlias = (
     | PeerHeardAgain
     | EntryIgnored
     | LeftBehind
+    | TablePaused
     | CursorMoved
 )
 

@@ -42,6 +42,7 @@ from net._signatures import Identity, check_entries
 from net._slotvote import SlotVoter
 from net._transfer import SnapshotTransfer, StateHashes
 from net._viewchange import VoteRecord
+from net._voterecord import vote_record_from_data, vote_record_to_data
 from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import Event, Expelled, LogEntry, Payload, ProtocolViolated
 from net.messages import (
@@ -64,7 +65,14 @@ from net.messages import (
     normalize_payload,
 )
 
-__all__ = ["CoreConfig", "OrderingCore", "Phase", "VoteRecord"]
+__all__ = [
+    "CoreConfig",
+    "OrderingCore",
+    "Phase",
+    "VoteRecord",
+    "vote_record_from_data",
+    "vote_record_to_data",
+]
 
 
 @dataclass(frozen=True)

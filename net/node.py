@@ -41,6 +41,7 @@ class Node:
         on_ephemeral: Callable[[str, bytes], None] = lambda peer, data: None,
         table_code: str | None = None,
         key: PeerKey | None = None,
+        before_send: Callable[[OrderingCore], None] = lambda core: None,
     ) -> None:
         """``on_link(peer, up)`` tells when a TCP link comes up or goes down (a vanished peer is
         noticed by the core's own timers too); ``on_problem(who, reason)`` reports a connection
@@ -48,14 +49,17 @@ class Node:
         frame from a linked peer (outside the ordered log, see ``broadcast_ephemeral``);
         ``table_code``: link only with peers that know it, every frame authenticated (see
         ``net.transport``); ``key``: our peer key (``hello.peer`` its id), proven in every
-        handshake, and links only with peers that prove theirs. ``delay``: fault injection for
-        tests and benchmarks, the seconds to hold back each ordered frame this peer sends (order
-        kept)."""
+        handshake, and links only with peers that prove theirs. ``before_send(core)`` runs after
+        each call into the core, before the frames it wants sent go out: the place to keep what
+        must survive a crash (the core's ``vote_record()``, before anyone hears the vote) and to
+        notice ``core.paused``. ``delay``: fault injection for tests and benchmarks, the seconds
+        to hold back each ordered frame this peer sends (order kept)."""
         self.core = core
         self.clock = clock
         self._on_events = on_events
         self._on_link = on_link
         self._on_problem = on_problem
+        self._before_send = before_send
         listener = _NodeListener(self, on_ephemeral)
         config = MeshConfig(max_frame=max_frame, table_code=table_code, key=key)
         self.mesh = (
@@ -132,6 +136,7 @@ class Node:
             self._flush()
 
     def _flush(self) -> None:
+        self._before_send(self.core)
         for dest, data in self.core.outgoing():
             self.mesh.send(dest, data)
         self._wake.set()

@@ -8,7 +8,7 @@ from typing import Any
 from nerts_lan.commands import Create, Hello, Sit, Start, TableCommand
 from nerts_lan.engine import Options
 from nerts_lan.headless import record_of
-from nerts_lan.session import LeftBehind
+from nerts_lan.session import LeftBehind, TablePaused
 from nerts_lan.table import TableMachine, TableSettings
 
 
@@ -62,3 +62,11 @@ def test_a_peer_left_behind_by_the_table_says_it_rejoins_not_that_something_was_
         "event": "rejoining",
         "reason": "the table went on without us",
     }
+
+
+def test_a_paused_table_and_its_return_are_printed() -> None:
+    assert record_of(TablePaused(True)) == {
+        "event": "table_paused",
+        "reason": "waiting for the table",
+    }
+    assert record_of(TablePaused(False)) == {"event": "table_back"}

@@ -142,6 +142,24 @@ def test_entries_cut_off_with_an_excluded_peer_are_retracted_and_the_view_recove
     assert a.retract([(9, "Z")]) == []
 
 
+def test_a_local_play_on_a_retracted_card_comes_back_refused_not_silently_gone() -> None:
+    """A player removed from the table had played 2♠; ours went on it. Its entries are cut off
+    (``EntriesRetracted``): our 3♠ no longer counts, and the player is told (a refusal)."""
+    state = layout(
+        team("red", ("ann",), nerts="3S"),
+        team("blue", ("bo",), waste="2S"),
+        foundations=(("AS", "red"),),
+    )
+    ann = Replica(state, "A")
+    ann_3s = Play("ann", Card.parse("3S"), Pile.parse("nerts"), Pile.parse("f1"))
+    ann.add((2, "B"), BO_2S)
+    assert ann.add((3, "A"), ann_3s) == [ActionApplied((3, "A"), ann_3s, local=True)]
+    events = ann.retract([(2, "B")])
+    assert len(events) == 1 and isinstance(events[0], ActionRejected)
+    assert events[0].key == (3, "A") and events[0].local
+    assert piles(ann.view)["nerts"] == ["3S"]
+
+
 def test_a_peer_may_act_only_for_the_players_it_controls() -> None:
     seats = {"ann": "A", "bo": "B"}
 

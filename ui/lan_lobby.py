@@ -31,10 +31,11 @@ from nerts_lan.identity import laptop_key
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.lan_session import LanSession
 from nerts_lan.matchlog import data_folder
-from nerts_lan.session import Session
+from nerts_lan.session import Session, TablePaused
 from nerts_lan.table import TableSettings
 
 from .lobby import HostRequest, ListedTable
+from .wording import TABLE_PAUSED
 
 __all__ = ["LanLobby"]
 
@@ -67,6 +68,8 @@ class LanLobby:
         """Started on first use, for as long as the window is open."""
         self._problem = ""
         self._notice = ""
+        self.paused = False
+        """The table waits for enough of its members (the last ``TablePaused`` said so)."""
         self._closed = False
 
     # --- the list of tables ---------------------------------------------------------------------
@@ -153,7 +156,8 @@ class LanLobby:
 
     @property
     def notice(self) -> str:
-        return self._notice
+        """What the lobby has to say: the table waits for its members, or we are back at it."""
+        return TABLE_PAUSED if self.paused else self._notice
 
     @property
     def table_code(self) -> str | None:
@@ -179,6 +183,7 @@ class LanLobby:
             self.session.start()
 
     def leave(self) -> None:
+        self.paused = False
         session, self.session = self.session, None
         if session is not None:
             session.close()
@@ -190,6 +195,9 @@ class LanLobby:
         if session is None:
             return None
         events = session.poll(now)
+        for event in events:
+            if isinstance(event, TablePaused):
+                self.paused = event.paused
         error = session.start_error()
         if error is not None:
             if error in CODE_REFUSALS:
@@ -199,9 +207,10 @@ class LanLobby:
             self.leave()
             return None
         if session.dealt:
-            # The table screen takes the session over, with what happened since the last frame.
-            session.requeue(events)
-            self.session = None
+            # The table screen takes the session over, with what happened since the last frame
+            # (and the wait, if the table waits now).
+            session.requeue([*([TablePaused(True)] if self.paused else []), *events])
+            self.session, self.paused = None, False
             return session
         return None
 

@@ -25,6 +25,7 @@ from nerts_lan.engine import round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
 from nerts_lan.session import (
     CursorMoved,
+    LeftBehind,
     MatchEnded,
     PacedSession,
     PausableSession,
@@ -32,6 +33,7 @@ from nerts_lan.session import (
     PeerReturned,
     RoundStarted,
     Session,
+    TablePaused,
 )
 
 from . import intents, wording
@@ -54,6 +56,7 @@ from .layout import (
 )
 from .messages import KIND_LIFETIME, MessageBoard, MessageKind, MessageStrip
 from .overlays import HelpOverlay, OptionsOverlay, Overlay, ScoreOverlay
+from .pause_banner import LEFT_BEHIND, PauseBanner
 from .screen import Screen
 from .sounds import Sounds
 from .table_view import TableView
@@ -133,7 +136,8 @@ class TableScreen(Screen):
         """While the player is asked whether to leave: the panel the question covers, and the
         round it belongs to (Stay brings it back if that round is still the current one)."""
         self.banner: list[Any] = []
-        self.banner_until = 0.0
+        # "Waiting for the table…" while a LAN table is paused (``TablePaused``).
+        self.banner_until, self.pause_banner = 0.0, PauseBanner(batch, Group(order=250))
         self.pending_scores: RoundEnded | None = None
         self.match_over = False
         self.now = 0.0
@@ -197,6 +201,7 @@ class TableScreen(Screen):
         self._build_hud(width, height)
         self._place_messages()
         self._refresh_hud()
+        self.pause_banner.resize(width, height)
         if self._guide_panel is not None and self.view.layout is not None:
             self._guide_panel.build(self.view.layout.center)
         if self.overlay is not None:
@@ -215,6 +220,7 @@ class TableScreen(Screen):
         self._strip.delete()
         for item in self.banner:
             item.delete()
+        self.pause_banner.hide()
         if self.overlay is not None:
             self.overlay.delete()
         if self._guide_panel is not None:
@@ -401,9 +407,25 @@ class TableScreen(Screen):
             partner = self.session.table.team_of(event.player) == self.team
             self.view.set_cursor(event.player, event.x, event.y, event.holding, partner, now)
             return
+        if isinstance(event, (TablePaused, LeftBehind)):
+            self._table_paused(event)
+            return
         if isinstance(event, (PeerGone, PeerReturned)):
             verb = "left the table (a bot plays on)" if isinstance(event, PeerGone) else "is back"
             self.say(MessageKind.TABLE, f"{', '.join(event.players)} {verb}")
+
+    def _table_paused(self, event: TablePaused | LeftBehind) -> None:
+        """The banner while the table waits; what became of the wait when it is over."""
+        if isinstance(event, LeftBehind):
+            # Our moves the others never got are undone as we catch up: say so, not silently.
+            self.pause_banner.hide()
+            self.say(MessageKind.TABLE, LEFT_BEHIND, lifetime=10.0)
+        elif event.paused:
+            self.pause_banner.show(self.window.width, self.window.height)
+        elif self.pause_banner.shown:
+            self.pause_banner.hide()
+            self.say(MessageKind.TABLE, "The table is back")
+        self.dirty = True
 
     def _after_change(self, animate: bool) -> None:
         state = self.session.view

@@ -18,7 +18,18 @@ from nerts_lan.piles import Pile
 
 from .theme import SUIT_SYMBOLS
 
-__all__ = ["card_name", "pile_name", "player_words", "refusal", "stocks_rotated"]
+__all__ = [
+    "TABLE_PAUSED",
+    "card_name",
+    "pile_name",
+    "player_words",
+    "refusal",
+    "stocks_rotated",
+]
+
+TABLE_PAUSED: Final = "Waiting for the table…"
+"""Shown while a LAN table waits for enough of its members (``TablePaused``): at the table and
+in its lobby."""
 
 
 def card_name(card: int) -> str:

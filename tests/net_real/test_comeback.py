@@ -66,7 +66,9 @@ def test_the_window_hosting_again_goes_back_to_the_table_its_crash_left(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ann's game crashed while Bo stayed at her table; when her window hosts a table of the
-    same name, it takes her back there and says so."""
+    same name, it takes her back there and says so. Ann holds the lower id: alone, Bo waits for
+    her (and advertises her table meanwhile), and her vote kept beside her log lets her new
+    incarnation vote in her old place, so the table goes on."""
     table = _unique("Kitchen")
     ann = PeerProcess(headless("host", "Ann", table, "--players", "3"), tmp_path / "ann")
     bo = PeerProcess(headless("join", "Bo", table, *FAST), tmp_path / "bo")
@@ -76,8 +78,9 @@ def test_the_window_hosting_again_goes_back_to_the_table_its_crash_left(
         table_id = ann.wait_for("hosting")["id"]
         ann_id = ann.wait_for("joined")["peer"]
         bo.wait_for("seated")
+        assert ann_id < bo.wait_for("joined")["peer"]
         ann.kill()
-        bo.wait_for("peer_gone", timeout=15, peer=ann_id)
+        bo.wait_for("table_paused", timeout=15)
 
         def advertised_by_bo() -> bool:
             listed = lobby.advertised(table_id)
@@ -94,6 +97,7 @@ def test_the_window_hosting_again_goes_back_to_the_table_its_crash_left(
             return view is not None and view.my_seat is not None and len(view.members) == 2
 
         until(back_at_the_table, timeout=20, what="Ann seated again at Bo's table")
+        bo.wait_for("table_back", timeout=20)
         assert lobby.session is not None
         assert lobby.session.status.table_id == table_id
         assert lobby.session.status.peer_id == ann_id

@@ -50,7 +50,11 @@ class SnapshotTransfer:
         self._deadline = now + self._timeout
 
     def timer(self) -> float | None:
-        return self._deadline if self._log.holding else None
+        """When a late snapshot is asked for again (not once one came: it waits for our stable
+        stream to reach it, and a past deadline then would make `tick` spin)."""
+        if not self._log.holding or self._incoming is not None:
+            return None
+        return self._deadline
 
     def on_request(self, peer: str, min_index: int, anchor_epoch: int | None) -> None:
         self._waiting[peer] = _WaitingRequest(min_index, anchor_epoch)

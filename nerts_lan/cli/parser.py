@@ -11,7 +11,7 @@ from ..bots import LEVELS
 from ..replay import PACE, SPEEDS
 from ..sim import DEFAULT_MAX_ACTIONS
 from ..usage import USAGE_EXIT
-from . import commands
+from . import commands, faults
 from .rules import add_rule_options
 
 __all__ = ["build_parser", "parse"]
@@ -76,6 +76,8 @@ def build_parser() -> _Parser:
     sim = subcommands.add_parser("sim", help="play bot-only rounds in simulated time")
     _add_sim_options(sim)
     sim.set_defaults(command="sim", run=commands.run_sim)
+
+    faults.register(subcommands)
     return parser
 
 

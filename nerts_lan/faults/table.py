@@ -266,11 +266,14 @@ class FaultTable:
         if not honest <= set(view) <= {n.peer_id for n in live}:
             return f"the view {list(view)} is not the live peers {sorted(honest)}", None
         chosen = [n for n in members if n.peer_id in view]
-        states = {
-            (n.core.stable_index, self.apps[n.peer_id].table.machine.digest()) for n in chosen
+        held = {
+            n.peer_id: (n.core.stable_index, self.apps[n.peer_id].table.machine.digest())
+            for n in chosen
         }
+        states = set(held.values())
         if len(states) != 1:
-            return f"{len(states)} states at the end", None
+            each = ", ".join(f"{p} {i} {d.hex()[:8]}" for p, (i, d) in sorted(held.items()))
+            return f"{len(states)} states (stable index, hash) at the end: {each}", None
         busy = sorted(n.peer_id for n in chosen if n.core.tentative())
         ((index, _),) = states
         if busy:

@@ -7,8 +7,10 @@ run: the first entry (key and payload) delivered at each stable index, and the i
 was first delivered at. A **fork** is a delivery that contradicts that record, by any peer (the
 same peer's own later incarnation included): another entry at an index (an entry undone, or two
 groups with two logs), the same key with another payload (an author that told peers different
-things), or an entry at another index (reordered). A table that ends with fewer stable entries
-than some peer once delivered has lost the rest: a fork too (`check_final`).
+things), or an entry at another index (reordered); and a membership change (who was excluded,
+left, joined or returned in an epoch, with which cut, at which stable index) that contradicts the
+changes first delivered for that epoch (two decisions for one epoch). A table that ends with
+fewer stable entries than some peer once delivered has lost the rest: a fork too (`check_final`).
 
 A **divergence** is the same stable index with a different state hash, where no fork explains it
 (the logs agree up to there): a fold that is not deterministic, or a joiner that took its state
@@ -23,7 +25,16 @@ from dataclasses import dataclass, field
 
 import msgpack
 
-from net.events import EntriesStabilized, Event, LogEntry, SnapshotInstalled
+from net.events import (
+    EntriesStabilized,
+    Event,
+    LogEntry,
+    MemberExcluded,
+    MemberJoined,
+    MemberLeft,
+    MemberReturned,
+    SnapshotInstalled,
+)
 
 __all__ = ["StableOracle"]
 
@@ -40,6 +51,8 @@ class StableOracle:
     members saw."""
 
     ignored: frozenset[str] = frozenset()
+    membership: bool = True
+    """Check membership changes too (see the module docstring)."""
     delivered: dict[int, tuple[int, str]] = field(default_factory=dict)
     """Stable index -> the key of the entry first delivered there."""
     violations: list[str] = field(default_factory=list)
@@ -53,11 +66,14 @@ class StableOracle:
     _states: dict[int, bytes] = field(default_factory=dict)
     _divergent: dict[int, str] = field(default_factory=dict)
     _kinds: dict[str, int] = field(default_factory=dict)
+    _changes: dict[int, tuple[str, set[tuple[object, ...]]]] = field(default_factory=dict)
+    forked_epochs: dict[int, int] = field(default_factory=dict)
+    """Epochs with two decisions -> the stable index the contradicted change sits after."""
 
     @property
     def forks(self) -> int:
-        """How many stable indices were contradicted (0 when stable is final)."""
-        return len(self.forked)
+        """How many stable indices and epochs were contradicted (0 when stable is final)."""
+        return len(self.forked) + len(self.forked_epochs)
 
     def observe(self, peer: str, now: float, events: Iterable[Event]) -> None:
         """Record what `peer` (e.g. ``"p01#2"`` for its incarnation 2) delivered at `now`."""
@@ -69,6 +85,8 @@ class StableOracle:
                     self._deliver(peer, now, index, entry)
             elif isinstance(event, SnapshotInstalled):
                 self.highest = max(self.highest, event.stable_index)
+            elif isinstance(event, _CHANGES) and self.membership:
+                self._change(peer, now, event)
 
     def observe_state(self, peer: str, now: float, index: int, digest: bytes) -> None:
         """Record the state hash `peer` had right after stable entry `index`."""
@@ -83,7 +101,7 @@ class StableOracle:
 
     def divergences(self) -> list[str]:
         """State hashes that differ at one stable index where the logs agree up to there."""
-        below = min(self.forked, default=None)
+        below = min([*self.forked, *(i + 1 for i in self.forked_epochs.values())], default=None)
         return [
             text
             for index, text in sorted(self._divergent.items())
@@ -130,11 +148,36 @@ class StableOracle:
                 f" where it had been delivered as entry {placed}",
             )
 
+    def _change(
+        self,
+        observer: str,
+        now: float,
+        event: MemberExcluded | MemberJoined | MemberLeft | MemberReturned,
+    ) -> None:
+        # Every change of one epoch comes in one batch: the first observer's set is complete
+        # before anyone else's change of that epoch is compared with it.
+        cut = event.cut if isinstance(event, MemberExcluded) else None
+        change = (type(event).__name__, event.peer, event.incarnation, cut, event.stable_index)
+        first, changes = self._changes.setdefault(event.epoch, (observer, set()))
+        if first == observer:
+            changes.add(change)
+        elif change not in changes:
+            self.forked_epochs.setdefault(event.epoch, event.stable_index)
+            self._note(
+                "membership",
+                f"at {now:.3f} {observer} delivered {type(event).__name__} of {event.peer}"
+                f" (incarnation {event.incarnation}) in epoch {event.epoch} after stable entry"
+                f" {event.stable_index}, which {first} did not",
+            )
+
     def _note(self, kind: str, text: str) -> None:
         seen = self._kinds.get(kind, 0)
         self._kinds[kind] = seen + 1
         if seen < EXAMPLES:
             self.violations.append(text)
+
+
+_CHANGES = (MemberExcluded, MemberJoined, MemberLeft, MemberReturned)
 
 
 def _author(peer: str) -> str:

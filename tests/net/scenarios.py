@@ -161,7 +161,11 @@ class FinalityOracle(StableOracle):
     """Stable means final, checked at every moment (``nerts_lan.faults.StableOracle``): once any
     peer has delivered an entry at a stable index, no peer ever delivers another entry at that
     index, nor that entry at another index (a restarted or rejoining peer included).
-    ``app_factory`` gives HashChainApps that report every stable batch to the oracle."""
+    ``app_factory`` gives HashChainApps that report every stable batch to the oracle.
+    Membership changes are not checked here (the faults' runs do)."""
+
+    def __init__(self) -> None:
+        super().__init__(membership=False)
 
     def app_factory(self, **kwargs: Any) -> Callable[[SimNode], SimApp]:
         oracle = self

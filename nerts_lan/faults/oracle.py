@@ -20,7 +20,7 @@ from somewhere else than its place in the log.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 
 import msgpack
@@ -63,7 +63,7 @@ class StableOracle:
     """The highest stable index any recorded peer delivered or installed."""
     _payloads: dict[int, bytes] = field(default_factory=dict)
     _placed: dict[tuple[int, str], int] = field(default_factory=dict)
-    _states: dict[int, bytes] = field(default_factory=dict)
+    _states: dict[tuple[int, Hashable], bytes] = field(default_factory=dict)
     _divergent: dict[int, str] = field(default_factory=dict)
     _kinds: dict[str, int] = field(default_factory=dict)
     _changes: dict[int, tuple[str, set[tuple[object, ...]]]] = field(default_factory=dict)
@@ -88,11 +88,15 @@ class StableOracle:
             elif isinstance(event, _CHANGES) and self.membership:
                 self._change(peer, now, event)
 
-    def observe_state(self, peer: str, now: float, index: int, digest: bytes) -> None:
-        """Record the state hash `peer` had right after stable entry `index`."""
+    def observe_state(
+        self, peer: str, now: float, index: int, digest: bytes, view: Hashable = None
+    ) -> None:
+        """Record the state hash `peer` had right after stable entry `index`, as a member of
+        `view` (states are compared within one view: a member that has not yet learnt that it
+        was removed holds the removed view's state)."""
         if _author(peer) in self.ignored:
             return
-        first = self._states.setdefault(index, digest)
+        first = self._states.setdefault((index, view), digest)
         if first != digest and index not in self._divergent:
             self._divergent[index] = (
                 f"at {now:.3f} {peer} had state {digest.hex()[:12]} after stable entry {index},"

@@ -313,9 +313,12 @@ class _ObservedGame(GameApp):
 
     def _run(self, node: SimNode, effects: list[Effect]) -> None:
         watcher = self.watcher
-        if watcher is not None:
+        # A state counts among the members of a view: a core being removed stops short of it.
+        if watcher is not None and node.core.phase is Phase.MEMBER:
             label = f"{node.peer_id}#{node.core.incarnation}"
+            view = (node.core.epoch, tuple(sorted(node.core.members.items())))
             for effect in effects:
                 if isinstance(effect, ReportHash):
-                    watcher.oracle.observe_state(label, node.now, effect.index, effect.digest)
+                    oracle = watcher.oracle
+                    oracle.observe_state(label, node.now, effect.index, effect.digest, view)
         super()._run(node, effects)

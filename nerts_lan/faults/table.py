@@ -153,8 +153,10 @@ class FaultTable:
         self.sim.call_at(when, action)
 
     def leave(self, peer: str) -> None:
-        """`peer` leaves the table on purpose: it is not expected back."""
-        self.departed.add(peer)
+        """`peer` leaves the table on purpose (if it is a member): it is not expected back."""
+        node = self.sim.nodes[peer]
+        if node.state == "alive" and node.core.phase is Phase.MEMBER:
+            self.departed.add(peer)
         self.sim.leave(peer)
 
     def restart(self, peer: str) -> None:

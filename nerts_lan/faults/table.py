@@ -64,6 +64,8 @@ class FaultResult:
     disagreement: str | None
     worst_stall_s: float
     honest_excluded: int
+    malicious_excluded: int
+    """How many times an honest member delivered the exclusion of a malicious one."""
     stable_entries: int
     malicious: list[str]
     findings: list[str] = field(default_factory=list)
@@ -88,6 +90,7 @@ class FaultResult:
             "disagreement": self.disagreement,
             "worst_stall_s": self.worst_stall_s,
             "honest_excluded": self.honest_excluded,
+            "malicious_excluded": self.malicious_excluded,
             "stable_entries": self.stable_entries,
             "malicious": self.malicious,
             "findings": self.findings,
@@ -125,6 +128,7 @@ class FaultTable:
         self.oracle = StableOracle(ignored=malicious)
         self.detected = 0
         self.excluded: set[tuple[str, int]] = set()
+        self.caught = 0
         self.worst_stall = 0.0
         self.spinning: str | None = None
         """Set when a core spun on a past timer (the run stops there and fails)."""
@@ -243,6 +247,7 @@ class FaultTable:
             disagreement=disagreement,
             worst_stall_s=round(self.worst_stall, 3),
             honest_excluded=len(self.excluded),
+            malicious_excluded=self.caught,
             stable_entries=self.oracle.highest,
             malicious=sorted(self.malicious),
             findings=[*self.oracle.violations, *divergences[:3]],
@@ -306,7 +311,9 @@ class _ObservedGame(GameApp):
         if self.peer in watcher.malicious:
             return
         for event in events:
-            if isinstance(event, MemberExcluded) and event.peer not in watcher.malicious:
+            if isinstance(event, MemberExcluded) and event.peer in watcher.malicious:
+                watcher.caught += 1
+            elif isinstance(event, MemberExcluded):
                 watcher.excluded.add((event.peer, event.incarnation))
             elif isinstance(event, Expelled):
                 watcher.excluded.add((self.peer, node.core.incarnation))

@@ -48,7 +48,21 @@ from net.events import (
     SnapshotRequested,
 )
 
-__all__ = ["HashChainApp", "LinkModel", "NullApp", "SimApp", "SimNetwork", "SimNode", "sim_keys"]
+__all__ = [
+    "FrameFilter",
+    "HashChainApp",
+    "LinkModel",
+    "NullApp",
+    "SimApp",
+    "SimNetwork",
+    "SimNode",
+    "sim_keys",
+]
+
+FrameFilter = Callable[[str, bytes], list[tuple[float, bytes]]]
+"""Rewrites one frame a peer sends to `dest`: the frames that go instead, each with an extra
+delay (none drops it). How the fault generators make a member misbehave."""
+
 
 SIM_TABLE = "sim"
 """The table a signed simulation's entries are signed for."""
@@ -65,12 +79,15 @@ def sim_keys(labels: Iterable[str], seed: int) -> dict[str, PeerKey]:
 
 @dataclass(frozen=True)
 class LinkModel:
-    """One-way delay in [delay_min, delay_max]; a lost frame arrives `retransmit_delay` late."""
+    """One-way delay in [delay_min, delay_max]; a lost frame arrives `retransmit_delay` late; a
+    duplicated frame (probability `duplicate`, outside TCP's contract: a resend bug) arrives
+    twice, the copy after a delay of its own, still in order on its link."""
 
     delay_min: float = 0.001
     delay_max: float = 0.005
     loss: float = 0.0
     retransmit_delay: float = 0.2
+    duplicate: float = 0.0
 
 
 class SimApp(Protocol):
@@ -113,6 +130,8 @@ class SimNode:
         self.identity: Identity | None = sim.identity_of(peer_id)
         """What this peer signs with at a signed simulation (None: unsigned)."""
         self.vote: VoteRecord | None = None  # the last core's vote, kept across a restart
+        self.ticks = 0
+        """Timer calls so far (all incarnations): a core that spins on a past timer shows here."""
 
     @property
     def now(self) -> float:
@@ -172,6 +191,8 @@ class SimNetwork:
         self._link_cuts: list[tuple[float, float, str, str]] = []
         self._dispatching: set[str] = set()
         self._backlog: dict[str, list[Event]] = {}
+        self.frame_filters: dict[str, FrameFilter] = {}
+        """Per sending peer id: what its frames turn into on the wire (see `FrameFilter`)."""
         founders = sorted(set(peer_ids))
         self.nodes: dict[str, SimNode] = {}
         for peer in founders:
@@ -334,12 +355,21 @@ class SimNetwork:
         target = self.nodes.get(dest)
         if target is None or not target.alive or not src.alive:
             return
+        frame_filter = self.frame_filters.get(src.peer_id)
+        frames = [(0.0, data)] if frame_filter is None else frame_filter(dest, data)
+        for extra_delay, frame in frames:
+            self._send(src, target, frame, extra_delay)
+            if self.link.duplicate and self.rng.random() < self.link.duplicate:
+                self._send(src, target, frame, extra_delay)
+
+    def _send(self, src: SimNode, target: SimNode, data: bytes, extra_delay: float) -> None:
         self.frames_sent += 1
         self.bytes_sent += len(data)
         link = self.link
-        delay = self.rng.uniform(link.delay_min, link.delay_max)
+        delay = extra_delay + self.rng.uniform(link.delay_min, link.delay_max)
         if link.loss and self.rng.random() < link.loss:
             delay += link.retransmit_delay
+        dest = target.peer_id
         held = self._held_until(src.peer_id, dest)
         if held > self.now:
             delay = held - self.now + delay
@@ -408,6 +438,7 @@ class SimNetwork:
         if when is not None and node.timer_at != when:
             return
         node.timer_at = None
+        node.ticks += 1
         self.after_core_call(node, node.core.tick(self.now))
 
 

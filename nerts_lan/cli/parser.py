@@ -11,7 +11,7 @@ from ..bots import LEVELS
 from ..replay import PACE, SPEEDS
 from ..sim import DEFAULT_MAX_ACTIONS
 from ..usage import USAGE_EXIT
-from . import commands
+from . import commands, faults
 from .rules import add_rule_options
 from .stats import add_stats_options, run_stats
 
@@ -81,6 +81,8 @@ def build_parser() -> _Parser:
     stats = subcommands.add_parser("stats", help="the match history of this laptop")
     add_stats_options(stats)
     stats.set_defaults(command="stats", run=run_stats)
+
+    faults.register(subcommands)
     return parser
 
 

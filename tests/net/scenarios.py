@@ -7,9 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from nerts_lan.faults import StableOracle
 from net._viewchange import is_quorum
 from net.core import CoreConfig
-from net.events import EntriesStabilized, Event
+from net.events import Event
 from net.simnet import HashChainApp, LinkModel, SimApp, SimNetwork, SimNode
 
 FAST = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.6, snapshot_timeout=0.5)
@@ -160,14 +161,15 @@ def check_agreement(sim: SimNetwork, sc: Scenario) -> None:
                     )
 
 
-class FinalityOracle:
-    """Stable means final, checked at every moment: once any peer has delivered an entry at a
-    stable index, no peer ever delivers another entry at that index (a restarted or rejoining
-    peer included). ``app_factory`` gives apps that report every stable batch to the oracle."""
+class FinalityOracle(StableOracle):
+    """Stable means final, checked at every moment (``nerts_lan.faults.StableOracle``): once any
+    peer has delivered an entry at a stable index, no peer ever delivers another entry at that
+    index, nor that entry at another index (a restarted or rejoining peer included).
+    ``app_factory`` gives HashChainApps that report every stable batch to the oracle.
+    Membership changes are not checked here (the faults' runs do)."""
 
     def __init__(self) -> None:
-        self.delivered: dict[int, tuple[int, str]] = {}
-        self.violations: list[str] = []
+        super().__init__(membership=False)
 
     def app_factory(self, **kwargs: Any) -> Callable[[SimNode], SimApp]:
         oracle = self
@@ -175,19 +177,7 @@ class FinalityOracle:
         @dataclass
         class _ObservedApp(HashChainApp):
             def on_events(self, node: SimNode, events: list[Event]) -> None:
-                oracle.observe(node.peer_id, node.sim.now, events)
+                oracle.observe(f"{node.peer_id}#{node.core.incarnation}", node.sim.now, events)
                 super().on_events(node, events)
 
         return _ObservedApp.factory(**kwargs)
-
-    def observe(self, peer: str, now: float, events: list[Event]) -> None:
-        for event in events:
-            if not isinstance(event, EntriesStabilized):
-                continue
-            for index, entry in enumerate(event.entries, start=event.first_index):
-                first = self.delivered.setdefault(index, entry.key)
-                if first != entry.key:
-                    self.violations.append(
-                        f"at {now:.3f} {peer} delivered {entry.key} as stable entry {index},"
-                        f" where {first} had been delivered"
-                    )

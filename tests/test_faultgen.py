@@ -1,0 +1,179 @@
+"""The tools that prove the protocol: the stable-is-final oracle, the simulator's fault knobs and
+``nerts-lan faults`` (the generators' runs: test_faultgen_runs.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nerts_lan.cli import main
+from nerts_lan.faults import StableOracle
+from net.events import EntriesStabilized, LogEntry, MemberExcluded, SnapshotInstalled
+from net.messages import Heartbeat, decode_message
+from net.simnet import HashChainApp, LinkModel, SimNetwork
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- the oracle ----------------------------------------------------------------------------------
+
+
+def _stable(first: int, *entries: tuple[int, str, object]) -> EntriesStabilized:
+    return EntriesStabilized(
+        first, tuple(LogEntry(ts, peer, payload) for ts, peer, payload in entries)
+    )
+
+
+def test_the_oracle_accepts_one_log_delivered_by_everyone_and_again_by_a_new_incarnation() -> None:
+    oracle = StableOracle()
+    oracle.observe("a#0", 1.0, [_stable(1, (1, "a", 1), (2, "b", 2))])
+    oracle.observe("b#0", 1.1, [_stable(1, (1, "a", 1)), _stable(2, (2, "b", 2))])
+    oracle.observe("a#1", 2.0, [SnapshotInstalled(1, 0, None, ()), _stable(2, (2, "b", 2))])
+    oracle.observe_state("a#0", 1.0, 2, b"s")
+    oracle.observe_state("b#0", 1.1, 2, b"s")
+    oracle.check_final(2, 3.0)
+    assert (oracle.forks, oracle.divergences(), oracle.violations) == (0, [], [])
+
+
+def test_the_oracle_sees_an_entry_undone_by_a_later_incarnation_of_the_same_laptop() -> None:
+    oracle = StableOracle()
+    oracle.observe("a#0", 1.0, [_stable(1, (1, "a", 1), (2, "b", 2))])
+    oracle.observe("a#1", 2.0, [SnapshotInstalled(1, 0, None, ()), _stable(2, (3, "c", 3))])
+    assert oracle.forks == 1
+    assert "a#1 delivered (3, 'c') as stable entry 2, where (2, 'b')" in oracle.violations[0]
+
+
+def test_the_oracle_sees_a_reordered_entry_another_payload_and_entries_lost_in_the_end() -> None:
+    oracle = StableOracle()
+    oracle.observe("a#0", 1.0, [_stable(1, (1, "a", 1), (2, "b", 2), (3, "c", 3))])
+    oracle.observe("b#0", 1.0, [SnapshotInstalled(1, 0, None, ()), _stable(2, (3, "c", 3))])
+    oracle.observe("c#0", 1.0, [_stable(1, (1, "a", "other"))])
+    assert oracle.forked == {1, 2}
+    oracle.check_final(2, 5.0)
+    assert oracle.forked == {1, 2, 3}
+    assert len(oracle.violations) == 4  # undone, reordered, another payload, lost
+
+
+def test_a_divergence_counts_only_where_no_fork_explains_it_and_malice_is_not_recorded() -> None:
+    oracle = StableOracle(ignored=frozenset({"m"}))
+    oracle.observe_state("a#0", 1.0, 16, b"x")
+    oracle.observe_state("b#0", 1.0, 16, b"y")
+    oracle.observe_state("a#0", 1.0, 32, b"x")
+    oracle.observe_state("b#0", 1.0, 32, b"y")
+    oracle.observe("m#0", 1.0, [_stable(20, (1, "m", 1))])
+    oracle.observe("a#0", 1.0, [_stable(20, (1, "a", 1))])
+    oracle.observe("b#0", 1.0, [_stable(20, (1, "b", 1))])
+    assert oracle.forks == 1
+    assert len(oracle.divergences()) == 1  # at 16; the one at 32 comes from the fork at 20
+
+
+def test_the_oracle_sees_two_decisions_for_one_epoch() -> None:
+    oracle = StableOracle()
+    oracle.observe("a#0", 1.0, [MemberExcluded("c", 0, 9, 1, 31), MemberExcluded("d", 0, 9, 1, 31)])
+    oracle.observe("b#0", 1.1, [MemberExcluded("d", 0, 9, 1, 31), MemberExcluded("c", 0, 9, 1, 31)])
+    assert oracle.forks == 0
+    oracle.observe("c#0", 2.0, [MemberExcluded("a", 0, 9, 1, 31)])
+    oracle.observe("d#0", 2.0, [MemberExcluded("c", 0, 12, 1, 31)])  # another cut
+    assert oracle.forks == 1 and len(oracle.violations) == 2
+    assert "c#0 delivered MemberExcluded of a (incarnation 0) in epoch 1" in oracle.violations[0]
+
+
+# --- the simulator's knobs -----------------------------------------------------------------------
+
+
+def _arrivals(sim: SimNetwork) -> list[tuple[str, str, bytes]]:
+    seen: list[tuple[str, str, bytes]] = []
+    original = sim._arrive
+
+    def arrive(src: str, src_gen: int, dest: str, dest_gen: int, data: bytes) -> None:
+        seen.append((src, dest, data))
+        original(src, src_gen, dest, dest_gen, data)
+
+    sim._arrive = arrive  # type: ignore[method-assign]
+    return seen
+
+
+def test_a_duplicated_frame_arrives_twice() -> None:
+    sim = SimNetwork(
+        ["a", "b"], seed=1, link=LinkModel(duplicate=1.0), app_factory=HashChainApp.factory(rate=0)
+    )
+    arrived = _arrivals(sim)
+    sim.run_until(1.0)
+    assert len(arrived) == sim.frames_sent > 0
+    assert all(arrived.count(frame) % 2 == 0 for frame in arrived)
+
+
+def test_a_frame_filter_rewrites_delays_or_drops_what_a_peer_sends() -> None:
+    sim = SimNetwork(["a", "b", "c"], seed=2, app_factory=HashChainApp.factory(rate=0))
+    arrived = _arrivals(sim)
+    kinds: list[str] = []
+
+    def only_heartbeats_to_b(dest: str, data: bytes) -> list[tuple[float, bytes]]:
+        kinds.append(type(decode_message(data)).__name__)
+        return [(0.5, data)] if dest == "b" else []
+
+    sim.frame_filters["a"] = only_heartbeats_to_b
+    sim.run_until(0.3)
+    links = {(src, dest) for src, dest, _ in arrived}
+    assert ("a", "c") not in links and ("a", "b") not in links  # dropped, and held 0.5 s
+    assert set(kinds) == {Heartbeat.__name__}
+    sim.run_until(1.0)
+    links = {(src, dest) for src, dest, _ in arrived}
+    assert ("a", "b") in links and ("a", "c") not in links
+    assert all(node.ticks > 0 for node in sim.nodes.values())
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def _nerts_lan(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nerts_lan", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope"], "nerts-lan faults: error: unknown generator 'nope' (known: partial,"),
+        (["partial", "--seeds", "5-2"], "faults: error: --seeds '5-2': A-B with 0 <= A <= B"),
+        (["partial", "--seeds", "a-b"], "faults: error: --seeds wants A-B or A (whole numbers)"),
+        (["partial", "--seeds", "0-9999999"], "faults: error: --seeds '0-9999999': at most"),
+        (["partial", "--jobs", "0"], "nerts-lan faults: error: --jobs must be at least 1, not 0"),
+        (["partial", "--jobs", "x"], "faults: error: argument --jobs: invalid int value"),
+        ([], "nerts-lan faults: error: the following arguments are required: generator"),
+    ],
+)
+def test_a_bad_argument_exits_2_with_one_line_naming_it(args: list[str], message: str) -> None:
+    done = _nerts_lan("faults", *args)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+
+
+@pytest.mark.sim
+def test_the_command_prints_one_json_object_per_seed_and_a_summary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["faults", "pauses", "--seeds", "0-1", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["seed"], r["generator"], r["failed"]) for r in lines[:2]] == [
+        (0, "pauses", False),
+        (1, "pauses", False),
+    ]
+    for record in lines[:2]:
+        assert {"forks", "divergences", "final_agreement", "worst_stall_s", "events"} <= set(record)
+    assert (
+        lines[2]["summary"] is True and lines[2]["seeds"] == 2 and lines[2]["failing_seeds"] == []
+    )

@@ -91,7 +91,7 @@ class Membership:
         if self._welcomed is None or peer in self._welcomed or peer not in self.view:
             return False
         for entry in msg.entries:
-            if entry.peer != peer or entry.key <= self._log.last_stable_key:
+            if entry.peer != peer or self._log.settled(entry.key):
                 raise RemoteProtocolError("decide.entries", "catch-up entry not after the marker")
         out = self._out
         out.merge_clock(msg.ts)

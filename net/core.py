@@ -65,9 +65,9 @@ __all__ = ["CoreConfig", "OrderingCore", "Phase"]
 class CoreConfig:
     """Timers (seconds) and limits of the core.
 
-    `max_clock_jump` bounds how far (in Lamport ticks) a member's frame may be stamped ahead of
-    our clock: honest clocks only move by one per frame and by merging, so within a group they
-    stay far closer than that; a frame beyond it is a protocol violation."""
+    `max_clock_jump` bounds how far (in microseconds of table time) a member's frame may be
+    stamped ahead of our clock and table time: honest clocks follow one table time within
+    milliseconds, so a frame beyond it is a protocol violation (see docs/protocol.md)."""
 
     heartbeat_interval: float = 0.1
     ack_delay: float = 0.002
@@ -101,9 +101,11 @@ class OrderingCore:
         incarnation: int = 0,
         *,
         join: bool = False,
+        salt: bytes = b"",
     ) -> None:
         """A founding member (all founders at incarnation 0) or, with ``join=True``, a joiner
-        that asks `members` (its contacts) to add it."""
+        that asks `members` (its contacts) to add it. `salt`, the same on every member (the
+        table's id, say), seeds the draw that orders entries with equal timestamps."""
         self.config = cfg = config or CoreConfig()
         _check_peer_id(peer_id, cfg.limits)
         if incarnation < 0:
@@ -117,8 +119,8 @@ class OrderingCore:
         self.incarnation: Final = incarnation
         self.phase = Phase.JOINING if join else Phase.MEMBER
         # The parts, each owning its state (see docs/protocol.md).
-        self._out = Outbox(peer_id, incarnation, now)
-        self._log = OrderedLog(self._out, joining=join)
+        self._out = Outbox(peer_id, incarnation, now, cfg.heartbeat_interval)
+        self._log = OrderedLog(self._out, joining=join, salt=salt)
         self._liveness = Liveness(self._out, cfg.heartbeat_interval, cfg.ack_delay)
         timeouts = Timeouts(cfg.suspect_timeout, cfg.exclude_timeout)
         view = {} if join else {p: 0 for p in [*others, peer_id]}
@@ -131,7 +133,7 @@ class OrderingCore:
         self._transfer = SnapshotTransfer(self._out, self._log, cfg.snapshot_timeout)
         self._hashes = StateHashes(self._out, cfg.hash_window)
         self._out.bind_seen(lambda: self._log.seen(self._members.view))
-        self._guard = FrameGuard(cfg.max_clock_jump)
+        self._guard = FrameGuard(cfg.max_clock_jump, self._out.table)
         # The frames a joiner gets before its first decision tells it the view.
         self._early: list[tuple[str, Message]] = []
         self._contacts = others
@@ -151,9 +153,11 @@ class OrderingCore:
         now: float,
         config: CoreConfig | None = None,
         incarnation: int = 0,
+        *,
+        salt: bytes = b"",
     ) -> OrderingCore:
         """A core that asks `contacts` to add it (incarnation > 0 for a returning peer)."""
-        return cls(peer_id, contacts, now, config, incarnation, join=True)
+        return cls(peer_id, contacts, now, config, incarnation, join=True, salt=salt)
 
     # --- public API -------------------------------------------------------------------------
 
@@ -179,7 +183,8 @@ class OrderingCore:
 
     @property
     def clock(self) -> int:
-        """The Lamport clock."""
+        """The hybrid logical clock: the highest timestamp issued or received (microseconds of
+        table time once synchronised)."""
         return self._out.clock
 
     def tentative(self) -> list[LogEntry]:
@@ -324,7 +329,7 @@ class OrderingCore:
 
     def _handle(self, peer: str, msg: Message) -> None:
         from_member = self.phase is Phase.MEMBER and self._members.view.get(peer) == msg.incarnation
-        if not self._guard.admit(peer, msg, self._out.clock, from_member=from_member):
+        if not self._guard.admit(peer, msg, self._out.now, from_member=from_member):
             return
         if self._agreement.keep_frozen(peer, msg):
             return

@@ -1,9 +1,12 @@
 """Wire messages of the ordering protocol and their strict msgpack codec.
 
 Every frame is one msgpack map ``{"v": PROTOCOL_VERSION, "k": kind, "ts": ..., "inc": ...,
-"seen": {...}, <fields of the kind>}``. ``ts`` is the sender's Lamport timestamp (strictly
-increasing on each link), ``inc`` the sender's incarnation and ``seen`` maps each member the
-sender knows to ``[incarnation, highest timestamp received from it]``.
+"seen": {...}, <fields of the kind>}``, plus the optional clock fields ``"tt"`` and ``"age"``.
+``ts`` is the sender's hybrid logical timestamp (microseconds of table time, strictly increasing
+on each link), ``inc`` the sender's incarnation and ``seen`` maps each member the sender knows to
+``[incarnation, highest timestamp received from it]``. ``tt`` is the sender's table time when it
+sent the frame (absent until it is synchronised) and ``age`` maps members in ``seen`` to how many
+microseconds ago the sender received the frame reported there (see net/_clock.py).
 
 `decode_message` trusts nothing: sizes, nesting, types, ranges and the exact set of fields are
 checked, and any failure raises `RemoteProtocolError` naming the field.
@@ -12,7 +15,7 @@ checked, and any failure raises `RemoteProtocolError` naming the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final, NamedTuple, TypeAlias
 
 import msgpack
@@ -82,11 +85,14 @@ class Removal:
 
 @dataclass(frozen=True)
 class Message:
-    """Fields every frame carries."""
+    """Fields every frame carries. `table_time` and `ages` serve clock synchronisation only
+    (the outbox fills them in when it sends) and take no part in comparisons."""
 
     ts: int
     incarnation: int
     seen: Seen
+    table_time: int | None = field(default=None, kw_only=True, compare=False)
+    ages: Mapping[str, int] = field(default_factory=dict, kw_only=True, compare=False)
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,7 @@ class ViewProposal(Message):
     """The sender's proposal for the view that follows `epoch`.
 
     `removals` holds the sender's own frozen frontier of each member to remove, `clock` its
-    Lamport clock when it entered this view change, `entries` entries of removed members that the
+    clock when it entered this view change, `entries` entries of removed members that the
     receiver may lack. `observed` holds the members (peer id -> incarnation) the sender itself
     has heard nothing from for the exclusion timeout: its own observations, as opposed to the
     removals it adopted. A proposal with no removals and no additions withdraws the sender's
@@ -198,6 +204,10 @@ def encode_message(message: Message) -> bytes:
         "inc": message.incarnation,
         "seen": {peer: [inc, ts] for peer, (inc, ts) in sorted(message.seen.items())},
     }
+    if message.table_time is not None:
+        obj["tt"] = message.table_time
+    if message.ages:
+        obj["age"] = dict(sorted(message.ages.items()))
     # The fields of each kind follow the header in the order the dataclass declares them.
     for spec in fields(message)[len(_HEADER_FIELDS) :]:
         value = getattr(message, spec.name)
@@ -266,6 +276,7 @@ _KIND_OF: Final[dict[type[Message], str]] = {
 }
 
 _HEADER: Final = frozenset({"v", "k", "ts", "inc", "seen"})
+_OPTIONAL_HEADER: Final = frozenset({"tt", "age"})
 _FIELDS: Final[dict[str, frozenset[str]]] = {
     "action": frozenset({"payload"}),
     "beat": frozenset(),
@@ -293,7 +304,7 @@ def _encode_peer_ints(values: Mapping[str, int]) -> dict[str, int]:
     return dict(sorted(values.items()))
 
 
-_HEADER_FIELDS: Final = ("ts", "incarnation", "seen")
+_HEADER_FIELDS: Final = ("ts", "incarnation", "seen", "table_time", "ages")
 # How a message field goes on the wire when it is not sent as it is (maps sorted by peer id).
 _FIELD_ENCODERS: Final[dict[str, Callable[[Any], object]]] = {
     "removals": _encode_removals,
@@ -319,13 +330,18 @@ def _parse(obj: object, limits: Limits) -> Message:
     for name in sorted(expected):
         if name not in obj:
             raise RemoteProtocolError(_name(kind, name), "missing")
-    extra = sorted(str(k) for k in obj if k not in expected)
+    extra = sorted(str(k) for k in obj if k not in expected and k not in _OPTIONAL_HEADER)
     if extra:
         raise RemoteProtocolError(_name(kind, extra[0]), "unexpected field")
     header = _Header(
         _int(obj["ts"], "ts", 1), _int(obj["inc"], "inc", 0), _seen(obj["seen"], limits)
     )
-    return _DECODERS[kind](obj, header, limits)
+    message = _DECODERS[kind](obj, header, limits)
+    if "tt" in obj or "age" in obj:
+        table_time = _int(obj["tt"], "tt", 0) if "tt" in obj else None
+        ages = _peer_ints(obj["age"], "age", limits) if "age" in obj else {}
+        message = replace(message, table_time=table_time, ages=ages)
+    return message
 
 
 class _Header(NamedTuple):

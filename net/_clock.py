@@ -5,10 +5,11 @@ A timestamp is an integer number of microseconds of *table time*: the local cloc
 the caller passes in, from ``time.monotonic()``: its origin differs per machine) plus an offset
 each peer estimates over the mesh. The *reference* is the lowest member that is synchronised
 (its frames carry its table time); it keeps its offset, everyone else follows its table clock.
-Nobody is synchronised when a table starts: the lowest member founds table time with its own
-clock once it has heard every other member. A stamp is ``max(table time, last + 1)``, where
-``last`` is the highest stamp issued or received: the Lamport rule, so a stamp is above every
-stamp its frame acknowledges. Until a peer is synchronised its physical part is 0 (pure Lamport).
+Nobody is synchronised when a table starts: the lowest member founds table time (going on from
+its last stamp) once it has heard every other member. A stamp is ``max(table time, last + 1)``,
+where ``last`` is the highest stamp issued or received: the Lamport rule, so a stamp is above
+every stamp its frame acknowledges. Until a peer is synchronised its physical part is 0 (pure
+Lamport).
 
 The offset comes from round trips (NTP's four timestamps): each frame carries the sender's table
 time (``tt``, when synchronised) and, per peer, how long ago it received the frame it reports in
@@ -38,6 +39,9 @@ US = 1_000_000
 
 SAMPLE_WINDOW = 2.0
 """Seconds for which we remember when we sent each stamp (a round trip ends well before)."""
+
+RECENT_FRAMES = 64
+"""Arrival times kept per peer, to tell how many frames it sent lately."""
 
 MAX_DRIFT = 100e-6
 """The drift rate two clocks may have against each other (quartz: tens of ppm each): an old
@@ -106,6 +110,10 @@ class _Peer:
     heard: bool = False
     arrival: tuple[int, float] | None = None  # (stamp, local time) of its latest frame
     best: _Sample | None = None
+    acked: int = 0  # the highest stamp of ours it acknowledged
+    acked_at: float = 0.0  # when that rose last (or when we first heard it)
+    trips: Lateness | None = None  # the shortest round trip of each recent span
+    recent: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_FRAMES))
 
 
 class TableClock:
@@ -141,7 +149,7 @@ class TableClock:
 
     def stamp(self, now: float) -> int:
         """The stamp of a frame sent at local time `now`."""
-        self._follow_reference()
+        self._follow_reference(now)
         self.last = max(self.table_us(now), self.last + 1)
         self._sent[self.last] = now
         self._sent_order.append((self.last, now))
@@ -167,12 +175,18 @@ class TableClock:
     def observe(self, peer: str, msg: Message, now: float) -> None:
         """A frame of `peer` that arrived at local time `now`: its round trip, its table time,
         and, once we are synchronised, how late it is."""
-        info = self._peers.setdefault(peer, _Peer())
+        info = self._peers.get(peer)
+        if info is None:
+            info = self._peers[peer] = _Peer(acked_at=now)
         info.heard = True
+        info.recent.append(now)
+        ack = msg.seen.get(self.peer_id)
+        if ack is not None and ack[1] > info.acked:
+            info.acked, info.acked_at = ack[1], now
         info.synced = msg.table_time is not None
         info.arrival = (msg.ts, now)
         self._sample(peer, info, msg, now)
-        self._follow_reference()
+        self._follow_reference(now)
         if self.offset is not None:
             late = (now + self.offset) - msg.ts / US
             measure = self._late.setdefault(peer, Lateness(self._span, self._span / 2))
@@ -182,6 +196,16 @@ class TableClock:
         """`peer` is no longer a member."""
         self._peers.pop(peer, None)
         self._late.pop(peer, None)
+
+    def acked_at(self, peer: str) -> float | None:
+        """When `peer` last acknowledged a newer frame of ours (None: never heard)."""
+        info = self._peers.get(peer)
+        return None if info is None else info.acked_at
+
+    def frames_since(self, peer: str, since: float) -> int:
+        """How many frames of `peer` arrived since local time `since` (at most 64 counted)."""
+        info = self._peers.get(peer)
+        return 0 if info is None else sum(1 for at in info.recent if at >= since)
 
     def round_trip(self, peer: str) -> float | None:
         """The round trip of the best sample of `peer` (None before the first)."""
@@ -193,14 +217,12 @@ class TableClock:
     def late_bound(self, peer: str) -> float | None:
         """How late (seconds) an honest frame of `peer` may arrive at most.
 
-        A frame of the reference arrives late by half the round trip to it, whatever the
-        asymmetry of the link; any other member's by its one-way delay plus its clock's error
-        minus ours, each error at most half the asymmetry of a round trip to the reference.
-        Bounded by half the round trip to `peer` plus half the longest round trip to the other
-        members (which covers the clock errors, and the asymmetry of a link like theirs), plus
-        `LATE_MARGIN`. A member whose round trip we cannot measure (its ``age`` does not match)
-        is held to the others' longest; one that understates its ``age`` shows a longer round
-        trip and gains half of what it adds. None while we measured no round trip at all."""
+        Its one-way delay is below its round trip, the recent one included (a link stalled in
+        TCP retransmission, one way only, makes both long); its clock's error minus ours is
+        below half the longest round trip to the other members (each clock errs by at most
+        half the asymmetry of its round trip to the reference); plus `LATE_MARGIN`. A member
+        whose round trip we cannot measure (its ``age`` does not match) is held to the others'
+        longest. None while we measured no round trip at all."""
         trips = {p: r for p in self._peers if (r := self.round_trip(p)) is not None}
         if not trips:
             return None
@@ -208,7 +230,10 @@ class TableClock:
         own = trips.get(peer)
         longest = max(others) if others else own
         assert longest is not None
-        return ((own if own is not None else longest) + longest) / 2 + LATE_MARGIN
+        info = self._peers.get(peer)
+        recent = None if info is None or info.trips is None else info.trips.floor()
+        trip = max(own if own is not None else longest, recent or 0.0)
+        return trip + longest / 2 + LATE_MARGIN
 
     def held_back(self, peer: str) -> tuple[float, float] | None:
         """(lateness, bound) when, at the end of a span, `peer`'s frames arrived beyond the
@@ -240,20 +265,27 @@ class TableClock:
         rtt = (now - sent) - age / US
         if rtt < 0:
             return  # its age is off (or its clock runs fast): no usable sample
+        if info.trips is None:
+            info.trips = Lateness(self._span, self._span / 2)
+        info.trips.add(now, rtt)
         sample = _Sample(now, rtt, msg.table_time / US + rtt / 2 - now)
         if info.best is None or sample.cost(now) <= info.best.cost(now):
             info.best = sample
 
-    def _follow_reference(self) -> None:
+    def _follow_reference(self, now: float) -> None:
         """Follow the reference's table clock; found table time when nobody has yet."""
         members = self._members()
         synced = [p for p in members if (info := self._peers.get(p)) is not None and info.synced]
         if self.offset is not None:
             synced.append(self.peer_id)
         if not synced:
+            # Alone (a founder without company, a joiner before its view) there is nobody to
+            # agree with: table time waits for members.
             heard_all = all((i := self._peers.get(p)) is not None and i.heard for p in members)
-            if heard_all and all(self.peer_id < p for p in members):
-                self.offset = 0.0  # the lowest member founds table time with its own clock
+            if members and heard_all and all(self.peer_id < p for p in members):
+                # The lowest member founds table time, going on from the highest stamp it
+                # knows (so nobody's clock jumps, even when a dissolved table starts again).
+                self.offset = self.last / US - now
             return
         reference = min(synced)
         if reference == self.peer_id:

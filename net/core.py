@@ -435,6 +435,8 @@ class OrderingCore:
         self._liveness.check_silence(now, agreement.survivors(), self.config.suspect_timeout)
         view = self._members.view
         violators = {(p, inc) for p, inc in view.items() if self._guard.is_poisoned(p, inc)}
+        stalled = self._liveness.stalled(now, agreement.survivors(), self.config.exclude_timeout)
+        violators |= {(p, view[p]) for p in stalled}
         agreement.note_violators(violators)
 
     def _send_join_requests(self, now: float) -> None:

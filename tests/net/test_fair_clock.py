@@ -48,12 +48,14 @@ def violations(sim: SimNetwork) -> list[tuple[str, ProtocolViolated]]:
 
 
 def test_a_stamp_is_table_time_in_microseconds_or_one_above_the_last() -> None:
-    clock = TableClock("a", list, span=1.0)  # alone: founds table time with its own clock
-    assert clock.stamp(1.0) == 1_000_000
-    assert clock.stamp(1.0) == 1_000_001  # same microsecond: the logical part moves it on
+    clock = TableClock("a", lambda: ["b"], span=1.0)
+    clock.observe("b", Heartbeat(1, 0, {}), 0.5)  # heard every member: the lowest founds
+    assert clock.synced  # table time, going on from its last stamp (0) at local time 0.5
+    assert clock.stamp(1.0) == 500_000
+    assert clock.stamp(1.0) == 500_001  # same microsecond: the logical part moves it on
     clock.merge(5_000_000)
-    assert clock.stamp(1.5) == 5_000_001  # a stamp is above every stamp received
-    assert clock.stamp(6.0) == 6_000_000
+    assert clock.stamp(2.0) == 5_000_001  # a stamp is above every stamp received
+    assert clock.stamp(7.0) == 6_500_000
 
 
 def test_a_peer_that_is_not_synchronised_stamps_like_a_lamport_clock() -> None:

@@ -97,11 +97,15 @@ class TableAgent:
         self.table_id = secrets.token_hex(4)
         self._open_log()
         me = self.options.peer_id
-        core = OrderingCore(me, [me], time.monotonic(), self.options.core)
+        core = OrderingCore(me, [me], time.monotonic(), self.options.core, salt=self._salt())
         await self._start_node(core)
         self._run(self.peer.start([me], settings, self._ready()))
         self._check_joined()
         self._publish()
+
+    def _salt(self) -> bytes:
+        """What every laptop at this table agrees on: exact ties are drawn from it."""
+        return self.table_id.encode()
 
     async def async_join(self, table: TableInfo) -> None:
         """Join the table ``table`` (found over mDNS, or given by address)."""
@@ -113,6 +117,7 @@ class TableAgent:
             time.monotonic(),
             self.options.core,
             self.options.incarnation,
+            salt=self._salt(),
         )
         self._contact = table.host_peer
         await self._start_node(core)
@@ -236,6 +241,7 @@ class TableAgent:
             time.monotonic(),
             self.options.core,
             incarnation,
+            salt=self._salt(),
         )
         await self._start_node(core)
         assert self.node is not None

@@ -109,11 +109,11 @@ def test_honest_slow_members_are_not_excluded(seed: int) -> None:
 
 
 def test_a_member_thinned_to_three_heartbeats_stays() -> None:
-    """Near the worst that stays: a frame every 0.25 s (heartbeats every 0.1 s; the bound is a
+    """Near the worst that stays: a frame every 0.2 s (heartbeats every 0.1 s; the bound is a
     third of them)."""
     sim = table(seed=7)
     sim.run_until(1.0)
-    thin_out(sim.nodes["c"], 0.25)
+    thin_out(sim.nodes["c"], 0.2)
     sim.run_until(10.0)
     for peer in "abd":
         assert excluded(sim, peer) == []

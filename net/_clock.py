@@ -183,10 +183,10 @@ class TableClock:
         ack = msg.seen.get(self.peer_id)
         if ack is not None and ack[1] > info.acked:
             info.acked, info.acked_at = ack[1], now
-        info.synced = msg.table_time is not None
+        was_synced, info.synced = info.synced, msg.table_time is not None
         info.arrival = (msg.ts, now)
-        self._sample(peer, info, msg, now)
-        self._follow_reference(now)
+        if self._sample(info, msg, now) or was_synced != info.synced or self.offset is None:
+            self._follow_reference(now)
         if self.offset is not None:
             late = (now + self.offset) - msg.ts / US
             measure = self._late.setdefault(peer, Lateness(self._span, self._span / 2))
@@ -254,23 +254,26 @@ class TableClock:
 
     # --- private ------------------------------------------------------------------------------
 
-    def _sample(self, peer: str, info: _Peer, msg: Message, now: float) -> None:
+    def _sample(self, info: _Peer, msg: Message, now: float) -> bool:
+        """Take the round trip the frame closes; True when it is the peer's new best."""
         echo = msg.seen.get(self.peer_id)
         age = msg.ages.get(self.peer_id)
         if echo is None or age is None or msg.table_time is None:
-            return
+            return False
         sent = self._sent.get(echo[1])
         if sent is None:
-            return
+            return False
         rtt = (now - sent) - age / US
         if rtt < 0:
-            return  # its age is off (or its clock runs fast): no usable sample
+            return False  # its age is off (or its clock runs fast): no usable sample
         if info.trips is None:
             info.trips = Lateness(self._span, self._span / 2)
         info.trips.add(now, rtt)
         sample = _Sample(now, rtt, msg.table_time / US + rtt / 2 - now)
         if info.best is None or sample.cost(now) <= info.best.cost(now):
             info.best = sample
+            return True
+        return False
 
     def _follow_reference(self, now: float) -> None:
         """Follow the reference's table clock; found table time when nobody has yet."""

@@ -65,20 +65,26 @@ class Liveness:
                 self._suspected.add(peer)
                 self._out.emit(MemberSuspected(peer))
 
-    def stalled(self, now: float, watched: Iterable[str], exclude_after: float) -> set[str]:
+    def stalled(
+        self, now: float, watched: Iterable[str], exclude_after: float, calm: bool = True
+    ) -> set[str]:
         """The watched members that stall the table while they still speak: grounds to remove
         them, like silence for `exclude_after`.
 
-        - *Frozen seen*: it acknowledged no newer frame of ours for `exclude_after` while we
-          kept sending it frames (heartbeats at least): nothing of ours can become stable.
+        - *Frozen seen*: it acknowledged no newer frame of ours for ``2 * exclude_after`` while
+          we kept sending it frames (heartbeats at least): nothing of ours can become stable.
+          (An honest member that cannot hear us proposes our removal within `exclude_after`,
+          and the view change restarts the measure: the membership rules judge that cut.)
         - *Sparse frames*: over the last ``2 * exclude_after`` it sent fewer than a third of
           the frames its heartbeats alone would make: every entry waits for its next frame to
           become stable (one frame every 3 heartbeat intervals is the worst that stays).
 
         Clocks held back are protocol violations (see net/_guard.py). Time during which we
-        were not running (a gap between two checks: our process paused) does not count."""
+        were not running (a gap between two checks: our process paused) does not count, nor
+        does a view change (not `calm`: members keep frames aside): both start the measure
+        again."""
         interval = self._heartbeat_interval
-        if self._last_check is None or now - self._last_check > 5 * interval:
+        if not calm or self._last_check is None or now - self._last_check > 5 * interval:
             self._awake_since = now
         self._last_check = now
         table = self._out.table
@@ -91,7 +97,7 @@ class Liveness:
             frozen_since = since if acked_at is None else max(acked_at, since)
             if (
                 acked_at is not None
-                and now - frozen_since >= exclude_after
+                and now - frozen_since >= 2 * exclude_after
                 and self._out.last_sent_to(peer) > frozen_since
             ):
                 stalled.add(peer)

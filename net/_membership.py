@@ -103,7 +103,8 @@ class Membership:
         # Our own entries so far went only to the members that had welcomed us.
         for entry in self._log.tentative():
             if entry.peer == out.peer_id:
-                out.send(peer, Action(entry.ts, out.incarnation, out.seen(), entry.payload))
+                seen = out.seen_below(entry.ts)  # a frame acknowledges only what it follows
+                out.send(peer, Action(entry.ts, out.incarnation, seen, entry.payload))
         self._check_welcomed()
         return True
 

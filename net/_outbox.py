@@ -7,7 +7,6 @@ frames and events keep the order in which the parts produced them (see docs/prot
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 
 from net._clock import TableClock
 from net.events import Event
@@ -55,19 +54,24 @@ class Outbox:
         """The ``seen`` vector for a frame sent now."""
         return self._seen()
 
+    def seen_below(self, ts: int) -> Seen:
+        """The ``seen`` vector for a frame stamped `ts` earlier (our own entry sent again):
+        a frame acknowledges nothing stamped at or after its own timestamp."""
+        return {p: (inc, min(seen_ts, ts - 1)) for p, (inc, seen_ts) in self._seen().items()}
+
     def emit(self, event: Event) -> None:
         """Report an event to the application."""
         self.events.append(event)
 
     def send(self, dest: str, message: Message) -> None:
         """Queue one frame for `dest`."""
-        self.frames.append((dest, encode_message(self._timed(message))))
+        self.frames.append((dest, self._encode(message)))
         if dest in self._last_sent:
             self._last_sent[dest] = self.now
 
     def broadcast(self, message: Message, dests: Iterable[str]) -> None:
         """Queue the same frame for each of `dests`."""
-        data = encode_message(self._timed(message))
+        data = self._encode(message)
         for dest in dests:
             self.frames.append((dest, data))
             if dest in self._last_sent:
@@ -99,12 +103,9 @@ class Outbox:
     def _last_sent_keys(self) -> list[str]:
         return list(self._last_sent)
 
-    def _timed(self, message: Message) -> Message:
-        """The frame with what clock synchronisation needs: our table time, and how long ago
+    def _encode(self, message: Message) -> bytes:
+        """The frame, with what clock synchronisation needs: our table time, and how long ago
         we received each frame its ``seen`` reports."""
         table = self.table
         table_time = table.table_us(self.now) if table.synced else None
-        ages = table.ages(message.seen, self.now)
-        if table_time is None and not ages:
-            return message
-        return replace(message, table_time=table_time, ages=ages)
+        return encode_message(message, table_time, table.ages(message.seen, self.now))

@@ -431,11 +431,13 @@ class OrderingCore:
     # --- private: timers and the order of the parts ------------------------------------------
 
     def _check_silence(self, now: float) -> None:
-        agreement = self._agreement
+        agreement, cfg = self._agreement, self.config
         self._liveness.check_silence(now, agreement.survivors(), self.config.suspect_timeout)
         view = self._members.view
         violators = {(p, inc) for p, inc in view.items() if self._guard.is_poisoned(p, inc)}
-        stalled = self._liveness.stalled(now, agreement.survivors(), self.config.exclude_timeout)
+        # Stalls are judged outside view changes only (frames are kept aside meanwhile).
+        calm = agreement.stability_limit() is None
+        stalled = self._liveness.stalled(now, agreement.survivors(), cfg.exclude_timeout, calm)
         violators |= {(p, view[p]) for p in stalled}
         agreement.note_violators(violators)
 

@@ -15,7 +15,7 @@ checked, and any failure raises `RemoteProtocolError` naming the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Final, NamedTuple, TypeAlias
 
 import msgpack
@@ -192,8 +192,11 @@ class Expulsion(Message):
     target: int
 
 
-def encode_message(message: Message) -> bytes:
-    """Encode one message as a frame (raises `LocalProtocolError` on an unknown type)."""
+def encode_message(
+    message: Message, table_time: int | None = None, ages: Mapping[str, int] | None = None
+) -> bytes:
+    """Encode one message as a frame (raises `LocalProtocolError` on an unknown type);
+    `table_time` and `ages`, when given, replace the message's own clock fields."""
     kind = _KIND_OF.get(type(message))
     if kind is None:
         raise LocalProtocolError(f"cannot encode {type(message).__name__}")
@@ -204,10 +207,12 @@ def encode_message(message: Message) -> bytes:
         "inc": message.incarnation,
         "seen": {peer: [inc, ts] for peer, (inc, ts) in sorted(message.seen.items())},
     }
-    if message.table_time is not None:
-        obj["tt"] = message.table_time
-    if message.ages:
-        obj["age"] = dict(sorted(message.ages.items()))
+    table_time = message.table_time if table_time is None else table_time
+    ages = message.ages if ages is None else ages
+    if table_time is not None:
+        obj["tt"] = table_time
+    if ages:
+        obj["age"] = dict(sorted(ages.items()))
     # The fields of each kind follow the header in the order the dataclass declares them.
     for spec in fields(message)[len(_HEADER_FIELDS) :]:
         value = getattr(message, spec.name)
@@ -337,10 +342,12 @@ def _parse(obj: object, limits: Limits) -> Message:
         _int(obj["ts"], "ts", 1), _int(obj["inc"], "inc", 0), _seen(obj["seen"], limits)
     )
     message = _DECODERS[kind](obj, header, limits)
-    if "tt" in obj or "age" in obj:
-        table_time = _int(obj["tt"], "tt", 0) if "tt" in obj else None
-        ages = _peer_ints(obj["age"], "age", limits) if "age" in obj else {}
-        message = replace(message, table_time=table_time, ages=ages)
+    # The clock fields take no part in a message's identity: set them on the new instance
+    # (as its __init__ would have) rather than copy it.
+    if "tt" in obj:
+        object.__setattr__(message, "table_time", _int(obj["tt"], "tt", 0))
+    if "age" in obj:
+        object.__setattr__(message, "ages", _peer_ints(obj["age"], "age", limits))
     return message
 
 

@@ -108,12 +108,21 @@ class TableAgent:
         self._open_log()
         me = self.options.peer_id
         core = OrderingCore(
-            me, [me], time.monotonic(), self.options.core, identity=self._identity()
+            me,
+            [me],
+            time.monotonic(),
+            self.options.core,
+            identity=self._identity(),
+            salt=self._salt(),
         )
         await self._start_node(core)
         self._run(self.peer.start([me], settings, self._ready()))
         self._check_joined()
         self._publish()
+
+    def _salt(self) -> bytes:
+        """What every laptop at this table agrees on: exact ties are drawn from it."""
+        return self.table_id.encode()
 
     async def async_join(self, table: TableInfo) -> None:
         """Join the table ``table`` (found over mDNS, or given by address)."""
@@ -130,6 +139,7 @@ class TableAgent:
             self.options.incarnation,
             predecessor=predecessor,
             identity=self._identity(),
+            salt=self._salt(),
         )
         self._contact = table.host_peer
         await self._start_node(core)
@@ -286,6 +296,7 @@ class TableAgent:
             incarnation,
             predecessor=predecessor,
             identity=self._identity(),
+            salt=self._salt(),
         )
         await self._start_node(core)
         assert self.node is not None

@@ -223,6 +223,7 @@ def play_game(
         core_config=config,
         link=link or LinkModel(delay_min=0.001, delay_max=0.005),
         app_factory=make,
+        salt=b"sim table %d" % seed,
     )
     if join_at is not None:
         when = join_at

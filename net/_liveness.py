@@ -1,4 +1,5 @@
-"""Liveness of the core: heartbeats, the acknowledgement schedule and suspicion.
+"""Liveness of the core: heartbeats, the acknowledgement schedule, suspicion, and members that
+stall the table while they still speak.
 
 Private to `net.core`. See "Liveness" in docs/protocol.md.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from net._clock import RECENT_FRAMES
 from net._outbox import Outbox
 from net.events import MemberRecovered, MemberSuspected
 from net.messages import Heartbeat
@@ -24,15 +26,20 @@ class Liveness:
         self._last_heard: dict[str, float] = {}
         self._suspected: set[str] = set()
         self._ack_due: float | None = None
+        self._watched_at: dict[str, float] = {}
+        self._awake_since = 0.0  # since when we have been running without a gap
+        self._last_check: float | None = None
 
     def watch(self, peer: str, now: float, sent_at: float) -> None:
         """Start watching member `peer`, heard at `now`, last sent to at `sent_at`."""
         self._last_heard[peer] = now
+        self._watched_at[peer] = now
         self._out.track(peer, sent_at)
 
     def forget(self, peer: str) -> None:
         """Member `peer` was removed."""
         self._last_heard.pop(peer, None)
+        self._watched_at.pop(peer, None)
         self._out.untrack(peer)
         self._suspected.discard(peer)
 
@@ -57,6 +64,46 @@ class Liveness:
             if silence >= suspect_timeout and peer not in self._suspected:
                 self._suspected.add(peer)
                 self._out.emit(MemberSuspected(peer))
+
+    def stalled(
+        self, now: float, watched: Iterable[str], exclude_after: float, calm: bool = True
+    ) -> set[str]:
+        """The watched members that stall the table while they still speak: grounds to remove
+        them, like silence for `exclude_after`.
+
+        - *Frozen seen*: it acknowledged no newer frame of ours for ``2 * exclude_after`` while
+          we kept sending it frames (heartbeats at least): nothing of ours can become stable.
+          (An honest member that cannot hear us proposes our removal within `exclude_after`,
+          and the view change restarts the measure: the membership rules judge that cut.)
+        - *Sparse frames*: over the last ``2 * exclude_after`` it sent fewer than a third of
+          the frames its heartbeats alone would make: every entry waits for its next frame to
+          become stable (one frame every 3 heartbeat intervals is the worst that stays).
+
+        Clocks held back are protocol violations (see net/_guard.py). Time during which we
+        were not running (a gap between two checks: our process paused) does not count, nor
+        does a view change (not `calm`: members keep frames aside): both start the measure
+        again."""
+        interval = self._heartbeat_interval
+        if not calm or self._last_check is None or now - self._last_check > 5 * interval:
+            self._awake_since = now
+        self._last_check = now
+        table = self._out.table
+        window = 2 * exclude_after
+        needed = min(RECENT_FRAMES - 1, max(3, int(window / interval / 3)))
+        stalled = set()
+        for peer in watched:
+            acked_at = table.acked_at(peer)
+            since = max(self._awake_since, self._watched_at.get(peer, now))
+            frozen_since = since if acked_at is None else max(acked_at, since)
+            if (
+                acked_at is not None
+                and now - frozen_since >= 2 * exclude_after
+                and self._out.last_sent_to(peer) > frozen_since
+            ):
+                stalled.add(peer)
+            if now - since >= window and table.frames_since(peer, now - window) < needed:
+                stalled.add(peer)
+        return stalled
 
     def schedule_ack(self, now: float) -> None:
         if self._ack_due is None:

@@ -5,8 +5,9 @@ Private to `net.core`. See "Order and stability (the ordered log)" in docs/proto
 
 from __future__ import annotations
 
+import hashlib
 import heapq
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from net._outbox import Outbox
@@ -21,13 +22,27 @@ from net.events import (
 )
 from net.messages import MAX_INT, REASON_LEFT, Removal, Seen, Snapshot
 
-__all__ = ["Key", "Marker", "OrderedLog", "PushSnapshot"]
+__all__ = ["Key", "Marker", "OrderedLog", "PushSnapshot", "Rank", "tie_draw"]
 
 Key = tuple[int, str]
-"""The place of an item in the log: (Lamport timestamp, author), markers at (ts, "")."""
+"""What names an item of the log: (timestamp, author), markers at (ts, "")."""
+
+Rank = tuple[int, int, str]
+"""The place of an item in the log: (timestamp, tie draw, author). Items sort by timestamp;
+equal timestamps by a draw (see `tie_draw`), not by peer id; a marker first at its timestamp."""
 
 PushSnapshot = Callable[[str, int, int], None]
 """Called with (joiner, stable position, epoch) when a marker we provide for becomes stable."""
+
+
+def tie_draw(salt: bytes, ts: int, author: str) -> int:
+    """The draw that orders items with equal timestamps: a hash of the table's agreed `salt`,
+    the timestamp and the author, so each timestamp gets its own fair draw among the authors
+    (-1 for a marker, which comes first)."""
+    if not author:
+        return -1
+    data = b"%s\x00%d\x00%s" % (salt, ts, author.encode())
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
 
 
 @dataclass(frozen=True)
@@ -50,10 +65,11 @@ class OrderedLog:
     the others, since when it is a member), the stable position, and the delivery of stable
     items, held back while a snapshot is awaited."""
 
-    def __init__(self, outbox: Outbox, *, joining: bool) -> None:
+    def __init__(self, outbox: Outbox, *, joining: bool, salt: bytes = b"") -> None:
         self._out = outbox
+        self._salt = salt
         self._pending: dict[Key, LogEntry | Marker] = {}
-        self._heap: list[Key] = []
+        self._heap: list[Rank] = []
         self.last_stable_key: Key = (0, "")
         self.stable_count: int | None = None if joining else 0
         self.stable_epoch = 0
@@ -76,18 +92,30 @@ class OrderedLog:
 
     # --- entries ----------------------------------------------------------------------------
 
+    def rank(self, key: Key) -> Rank:
+        """The place of the item named `key` in the log."""
+        return (key[0], tie_draw(self._salt, *key), key[1])
+
+    def in_order(self, entries: Iterable[LogEntry]) -> list[LogEntry]:
+        """`entries` in log order."""
+        return sorted(entries, key=lambda e: self.rank(e.key))
+
+    def settled(self, key: Key) -> bool:
+        """Whether the item `key` sorts at or before the last stable item."""
+        return self.rank(key) <= self.rank(self.last_stable_key)
+
     def tentative(self) -> list[LogEntry]:
         """Entries received but not yet stable, in log order."""
-        return sorted(e for e in self._pending.values() if isinstance(e, LogEntry))
+        return self.in_order(e for e in self._pending.values() if isinstance(e, LogEntry))
 
     def insert(self, item: LogEntry | Marker) -> None:
         key = item.key
         self._pending[key] = item
-        heapq.heappush(self._heap, key)
+        heapq.heappush(self._heap, self.rank(key))
 
     def on_entry(self, entry: LogEntry) -> None:
         """Take in a remote entry unless we have it already."""
-        if entry.key <= self.last_stable_key or entry.key in self._pending:
+        if self.settled(entry.key) or entry.key in self._pending:
             return
         self.insert(entry)
         if not self.holding:
@@ -126,12 +154,12 @@ class OrderedLog:
                     and isinstance(item, LogEntry)
                 ):
                     result.append(item)
-        return tuple(sorted(result))
+        return tuple(self.in_order(result))
 
     def own_entries_after(self, author: str, key: Key) -> tuple[LogEntry, ...]:
         """Pending entries of `author` after `key`, in log order."""
         return tuple(
-            sorted(
+            self.in_order(
                 e
                 for k, e in self._pending.items()
                 if k[1] == author and k > key and isinstance(e, LogEntry)
@@ -225,7 +253,8 @@ class OrderedLog:
     ) -> None:
         """Move every item stable at `peer_id`, up to `limit`, to the stable stream."""
         while self._heap:
-            key = self._heap[0]
+            ts, _, author = self._heap[0]
+            key = (ts, author)
             item = self._pending.get(key)
             if item is None:
                 heapq.heappop(self._heap)

@@ -89,7 +89,7 @@ class Membership:
         if self._welcomed is None or peer in self._welcomed or peer not in self.view:
             return False
         for entry in msg.entries:
-            if entry.peer != peer or entry.key <= self._log.last_stable_key:
+            if entry.peer != peer or self._log.settled(entry.key):
                 raise RemoteProtocolError("decide.entries", "catch-up entry not after the marker")
         out = self._out
         out.merge_clock(msg.ts)
@@ -101,7 +101,8 @@ class Membership:
         # Our own entries so far went only to the members that had welcomed us.
         for entry in self._log.tentative():
             if entry.peer == out.peer_id:
-                action = Action(entry.ts, out.incarnation, out.seen(), entry.payload, entry.proof)
+                seen = out.seen_below(entry.ts)  # a frame acknowledges only what it follows
+                action = Action(entry.ts, out.incarnation, seen, entry.payload, entry.proof)
                 out.send(peer, action)
         self._check_welcomed()
         return True

@@ -9,7 +9,10 @@
   authentication tags; under a flood (a raw peer writing as fast as the kernel takes it), the
   round trips of an honest peer's pings and what the flooder got handed on against what the
   rate limits allow; ordered frames over a tight rate limit, and how long they took; and
-  guessers of a table code, the failed checks a second against one per penalty allowed.
+  guessers of a table code, the failed checks a second against one per penalty allowed;
+* races: in the simulator (5 ms links, each peer's clock offset by up to 2 s and drifting up to
+  50 ppm), the share of races won by the player with a 2 ms head start, and the share of exact
+  ties (equal timestamps) each peer id wins.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from typing import Any
 import msgpack
 
 from net.core import CoreConfig, OrderingCore
-from net.events import EntriesStabilized
+from net.events import EntriesStabilized, Event, LogEntry
 from net.messages import Action, decode_message, encode_message
-from net.simnet import HashChainApp, LinkModel, SimNetwork
+from net.simnet import ClockModel, HashChainApp, LinkModel, SimNetwork, SimNode
 from net.transport import (
     DEFAULT_RATE_LIMITS,
     WRONG_CODE,
@@ -43,8 +46,11 @@ __all__ = [
     "bench_codec",
     "bench_latency",
     "bench_ordering",
+    "bench_races",
     "bench_transport",
+    "race_wins",
     "run_benchmarks",
+    "tie_wins",
 ]
 
 
@@ -145,6 +151,120 @@ def bench_latency(
     }
 
 
+RACE_LINK = LinkModel(delay_min=0.004, delay_max=0.006)
+RACE_CLOCKS = ClockModel(max_offset=2.0, max_drift=50e-6)
+
+
+def bench_races(
+    peers: int = 4, races: int = 200, head_start: float = 0.002, ties: int = 2000
+) -> dict[str, Any]:
+    """Who wins a race for one spot: the share won by the player with a `head_start`, over
+    `races` races between every ordered pair of peers (five seeds), and the share of `ties`
+    exact ties won by each peer id (the goals: >= 95 %, and no id above its share)."""
+    early = 0
+    total = 0
+    per_seed = max(1, races // 5)
+    for seed in range(5):
+        won, run = race_wins(peers, per_seed, head_start, seed)
+        early += won
+        total += run
+    shares = tie_wins(peers, ties)
+    return {
+        "peers": peers,
+        "head_start_ms": 1000 * head_start,
+        "races": total,
+        "head_start_won_share": early / total if total else float("nan"),
+        "exact_ties": ties,
+        "tie_won_share_by_id": shares,
+        "tie_fair_share": 1 / peers,
+        "goals": {"head_start_won_share": ">= 0.95", "tie_won_share_by_id": "<= share + noise"},
+    }
+
+
+class _RaceLog:
+    """Records the stable order of the race entries on one peer."""
+
+    def __init__(self) -> None:
+        self.order: list[tuple[int, str]] = []
+
+    def on_start(self, node: SimNode) -> None:
+        """Nothing to set up."""
+
+    def on_events(self, node: SimNode, events: list[Event]) -> None:
+        """Keep (race, author) of every stable race entry, in order."""
+        for event in events:
+            if isinstance(event, EntriesStabilized):
+                self.order += [(e.payload["race"], e.peer) for e in event.entries]
+
+
+def race_wins(peers: int, races: int, head_start: float, seed: int) -> tuple[int, int]:
+    """(races won by the earlier player, races run) in one seeded simulation: idle table, 5 ms
+    links, skewed and drifting clocks; each race pits an ordered pair of peers (both orders of
+    every pair in turn), the earlier one playing `head_start` before the other."""
+    names = [f"p{i}" for i in range(peers)]
+    sim = SimNetwork(
+        names,
+        seed=seed,
+        link=RACE_LINK,
+        clock_model=RACE_CLOCKS,
+        app_factory=lambda node: _RaceLog(),
+        salt=b"race table %d" % seed,
+    )
+    pairs = [(a, b) for a in names for b in names if a != b]
+    start = 1.0  # the clocks agree within a few hundred microseconds after one round trip
+    for race in range(races):
+        first, second = pairs[race % len(pairs)]
+        at = start + 0.3 * race + sim.rng.uniform(0.0, 0.1)
+        _play_at(sim, first, at, race)
+        _play_at(sim, second, at + head_start, race)
+    sim.run_until(start + 0.3 * races + 1.0)
+    log = sim.nodes[names[0]].app
+    assert isinstance(log, _RaceLog)
+    winners: dict[int, str] = {}
+    for race, author in log.order:
+        winners.setdefault(race, author)
+    won = sum(1 for race, author in winners.items() if author == pairs[race % len(pairs)][0])
+    return won, len(winners)
+
+
+def _play_at(sim: SimNetwork, peer: str, when: float, race: int) -> None:
+    def play() -> None:
+        sim.nodes[peer].submit({"race": race})
+
+    sim.call_at(when, play)
+
+
+def tie_wins(peers: int, ties: int, salt: bytes = b"bench table") -> dict[str, float]:
+    """The share of `ties` exact ties each peer id wins: in-memory cores on one clock, every
+    peer submitting at once (so with equal timestamps); the entry ordered first wins."""
+    names = [f"p{i}" for i in range(peers)]
+    config = CoreConfig(
+        ack_delay=0.0, heartbeat_interval=3600.0, exclude_timeout=3600.0, suspect_timeout=3600.0
+    )
+    cores = {n: OrderingCore(n, names, 0.0, config, salt=salt) for n in names}
+    first: dict[int, str] = {}
+    for _ in range(ties):
+        entries = [core.submit(None, 0.0) for core in cores.values()]
+        if len({e.ts for e in entries}) != 1:
+            raise AssertionError("the cores' clocks differ: not a tie")
+        for entry in _deliver_all(cores, names[0]):
+            first.setdefault(entry.ts, entry.peer)
+    return {n: sum(1 for p in first.values() if p == n) / len(first) for n in names}
+
+
+def _deliver_all(cores: dict[str, OrderingCore], watch: str) -> list[LogEntry]:
+    """Move every frame until none is left; the entries that became stable at `watch`."""
+    stable: list[LogEntry] = []
+    queue = [(src, d, f) for src, core in cores.items() for d, f in core.outgoing()]
+    while queue:
+        src, dest, frame = queue.pop(0)
+        for event in cores[dest].receive(src, frame, 0.0):
+            if dest == watch and isinstance(event, EntriesStabilized):
+                stable += event.entries
+        queue.extend((dest, d, f) for d, f in cores[dest].outgoing())
+    return stable
+
+
 def bench_transport(
     handshakes: int = 5, frames: int = 20_000, flood_seconds: float = 2.0, penalty: float = 0.25
 ) -> dict[str, float]:
@@ -175,6 +295,7 @@ def run_benchmarks(quick: bool = False) -> dict[str, dict[str, Any]]:
             "codec": bench_codec(2_000),
             "ordering": bench_ordering(entries=200),
             "latency": bench_latency(seconds=1.0),
+            "races": bench_races(races=40, ties=200),
             "transport": bench_transport(
                 handshakes=2, frames=2_000, flood_seconds=0.3, penalty=0.05
             ),
@@ -183,6 +304,7 @@ def run_benchmarks(quick: bool = False) -> dict[str, dict[str, Any]]:
         "codec": bench_codec(),
         "ordering": bench_ordering(),
         "latency": bench_latency(),
+        "races": bench_races(),
         "transport": bench_transport(),
     }
 

@@ -79,9 +79,9 @@ __all__ = [
 class CoreConfig:
     """Timers (seconds) and limits of the core.
 
-    `max_clock_jump` bounds how far (in Lamport ticks) a member's frame may be stamped ahead of
-    our clock: honest clocks only move by one per frame and by merging, so within a group they
-    stay far closer than that; a frame beyond it is a protocol violation."""
+    `max_clock_jump` bounds how far (in microseconds of table time) a member's frame may be
+    stamped ahead of our clock and table time: honest clocks follow one table time within
+    milliseconds, so a frame beyond it is a protocol violation (see docs/protocol.md)."""
 
     heartbeat_interval: float = 0.1
     ack_delay: float = 0.002
@@ -117,11 +117,13 @@ class OrderingCore:
         join: bool = False,
         identity: Identity | None = None,
         predecessor: VoteRecord | None = None,
+        salt: bytes = b"",
     ) -> None:
         """A founding member (all founders at incarnation 0) or, with ``join=True``, a joiner
         that asks `members` (its contacts) to add it. With an `identity` (whose key `peer_id`
         must be the id of) it signs its entries and refuses every entry without its author's
-        proof; without one it signs and checks nothing."""
+        proof; without one it signs and checks nothing. `salt`, the same on every member (the
+        table's id, say), seeds the draw that orders entries with equal timestamps."""
         self.config = cfg = config or CoreConfig()
         _check_peer_id(peer_id, cfg.limits)
         if identity is not None and not owns(peer_id, identity.key.public_bytes):
@@ -138,8 +140,8 @@ class OrderingCore:
         self.incarnation: Final = incarnation
         self.phase = Phase.JOINING if join else Phase.MEMBER
         # The parts, each owning its state (see docs/protocol.md).
-        self._out = Outbox(peer_id, incarnation, now)
-        self._log = OrderedLog(self._out, joining=join)
+        self._out = Outbox(peer_id, incarnation, now, cfg.heartbeat_interval)
+        self._log = OrderedLog(self._out, joining=join, salt=salt)
         self._liveness = Liveness(self._out, cfg.heartbeat_interval, cfg.ack_delay)
         timeouts = Timeouts(cfg.suspect_timeout, cfg.exclude_timeout, cfg.suspect_timeout)
         view = {} if join else {p: 0 for p in [*others, peer_id]}
@@ -152,7 +154,7 @@ class OrderingCore:
         self._transfer = SnapshotTransfer(self._out, self._log, cfg.snapshot_timeout)
         self._hashes = StateHashes(self._out, cfg.hash_window)
         self._out.bind_seen(lambda: self._log.seen(self._members.view))
-        self._guard = FrameGuard(cfg.max_clock_jump)
+        self._guard = FrameGuard(cfg.max_clock_jump, self._out.table)
         # The frames a joiner gets before its first decision tells it the view.
         self._early: list[tuple[str, Message]] = []
         self._contacts = others
@@ -175,6 +177,7 @@ class OrderingCore:
         *,
         identity: Identity | None = None,
         predecessor: VoteRecord | None = None,
+        salt: bytes = b"",
     ) -> OrderingCore:
         """A core that asks `contacts` to add it (incarnation > 0 for a returning peer). A
         returning peer passes its predecessor's `vote_record()` (kept where a crash does not
@@ -188,6 +191,7 @@ class OrderingCore:
             join=True,
             identity=identity,
             predecessor=predecessor,
+            salt=salt,
         )
 
     # --- public API -------------------------------------------------------------------------
@@ -220,7 +224,8 @@ class OrderingCore:
 
     @property
     def clock(self) -> int:
-        """The Lamport clock."""
+        """The hybrid logical clock: the highest timestamp issued or received (microseconds of
+        table time once synchronised)."""
         return self._out.clock
 
     def vote_record(self) -> VoteRecord | None:
@@ -357,7 +362,7 @@ class OrderingCore:
 
     def _handle(self, peer: str, msg: Message) -> None:
         from_member = self.phase is Phase.MEMBER and self._members.view.get(peer) == msg.incarnation
-        if not self._guard.admit(peer, msg, self._out.clock, from_member=from_member):
+        if not self._guard.admit(peer, msg, self._out.now, from_member=from_member):
             return
         if self.phase is Phase.JOINING and isinstance(msg, Prepare | Accept):
             if self.incarnation > 0:
@@ -430,10 +435,14 @@ class OrderingCore:
     # --- private: timers and the order of the parts ------------------------------------------
 
     def _check_silence(self, now: float) -> None:
-        agreement = self._agreement
+        agreement, cfg = self._agreement, self.config
         self._liveness.check_silence(now, agreement.survivors(), self.config.suspect_timeout)
         view = self._members.view
         violators = {(p, inc) for p, inc in view.items() if self._guard.is_poisoned(p, inc)}
+        # Stalls are judged outside view changes only (frames are kept aside meanwhile).
+        calm = agreement.stability_limit() is None
+        stalled = self._liveness.stalled(now, agreement.survivors(), cfg.exclude_timeout, calm)
+        violators |= {(p, view[p]) for p in stalled}
         agreement.note_violators(violators)
 
     def _send_join_requests(self, now: float) -> None:

@@ -1,9 +1,12 @@
 """Wire messages of the ordering protocol and their strict msgpack codec.
 
 Every frame is one msgpack map ``{"v": PROTOCOL_VERSION, "k": kind, "ts": ..., "inc": ...,
-"seen": {...}, <fields of the kind>}``. ``ts`` is the sender's Lamport timestamp (strictly
-increasing on each link), ``inc`` the sender's incarnation and ``seen`` maps each member the
-sender knows to ``[incarnation, highest timestamp received from it]``.
+"seen": {...}, <fields of the kind>}``, plus the optional clock fields ``"tt"`` and ``"age"``.
+``ts`` is the sender's hybrid logical timestamp (microseconds of table time, strictly increasing
+on each link), ``inc`` the sender's incarnation and ``seen`` maps each member the sender knows to
+``[incarnation, highest timestamp received from it]``. ``tt`` is the sender's table time when it
+sent the frame (absent until it is synchronised) and ``age`` maps members in ``seen`` to how many
+microseconds ago the sender received the frame reported there (see net/_clock.py).
 
 `decode_message` trusts nothing: sizes, nesting, types, ranges and the exact set of fields are
 checked, and any failure raises `RemoteProtocolError` naming the field.
@@ -12,7 +15,7 @@ checked, and any failure raises `RemoteProtocolError` naming the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Final, NamedTuple, TypeAlias
 
 import msgpack
@@ -72,11 +75,14 @@ PROTOCOL_VERSION: Final = 1
 
 @dataclass(frozen=True)
 class Message:
-    """Fields every frame carries."""
+    """Fields every frame carries. `table_time` and `ages` serve clock synchronisation only
+    (the outbox fills them in when it sends) and take no part in comparisons."""
 
     ts: int
     incarnation: int
     seen: Seen
+    table_time: int | None = field(default=None, kw_only=True, compare=False)
+    ages: Mapping[str, int] = field(default_factory=dict, kw_only=True, compare=False)
 
 
 @dataclass(frozen=True)
@@ -220,8 +226,11 @@ class Expulsion(Message):
     target: int
 
 
-def encode_message(message: Message) -> bytes:
-    """Encode one message as a frame (raises `LocalProtocolError` on an unknown type)."""
+def encode_message(
+    message: Message, table_time: int | None = None, ages: Mapping[str, int] | None = None
+) -> bytes:
+    """Encode one message as a frame (raises `LocalProtocolError` on an unknown type);
+    `table_time` and `ages`, when given, replace the message's own clock fields."""
     kind = _KIND_OF.get(type(message))
     if kind is None:
         raise LocalProtocolError(f"cannot encode {type(message).__name__}")
@@ -232,6 +241,12 @@ def encode_message(message: Message) -> bytes:
         "inc": message.incarnation,
         "seen": _encode_seen(message.seen),
     }
+    table_time = message.table_time if table_time is None else table_time
+    ages = message.ages if ages is None else ages
+    if table_time is not None:
+        obj["tt"] = table_time
+    if ages:
+        obj["age"] = dict(sorted(ages.items()))
     # The fields of each kind follow the header in the order the dataclass declares them.
     for spec in fields(message)[len(_HEADER_FIELDS) :]:
         value = getattr(message, spec.name)
@@ -305,6 +320,7 @@ _KIND_OF: Final[dict[type[Message], str]] = {
 }
 
 _HEADER: Final = frozenset({"v", "k", "ts", "inc", "seen"})
+_OPTIONAL_HEADER: Final = frozenset({"tt", "age"})
 _FIELDS: Final[dict[str, frozenset[str]]] = {
     "action": frozenset({"payload"}),
     "beat": frozenset(),
@@ -362,7 +378,7 @@ def _encode_peer_ints(values: Mapping[str, int]) -> dict[str, int]:
     return dict(sorted(values.items()))
 
 
-_HEADER_FIELDS: Final = ("ts", "incarnation", "seen")
+_HEADER_FIELDS: Final = ("ts", "incarnation", "seen", "table_time", "ages")
 # How a message field goes on the wire when it is not sent as it is (maps sorted by peer id).
 _FIELD_ENCODERS: Final[dict[str, Callable[[Any], object]]] = {
     "removals": _encode_removals,
@@ -392,7 +408,11 @@ def _parse(obj: object, limits: Limits) -> Message:
     for name in sorted(expected):
         if name not in obj:
             raise RemoteProtocolError(_name(kind, name), "missing")
-    extra = sorted(str(k) for k in obj if k not in expected | _OPTIONAL.get(kind, frozenset()))
+    extra = sorted(
+        str(k)
+        for k in obj
+        if k not in expected | _OPTIONAL.get(kind, frozenset()) and k not in _OPTIONAL_HEADER
+    )
     if extra:
         raise RemoteProtocolError(_name(kind, extra[0]), "unexpected field")
     header = _Header(
@@ -400,7 +420,14 @@ def _parse(obj: object, limits: Limits) -> Message:
         check_int(obj["inc"], "inc", 0),
         check_seen(obj["seen"], limits),
     )
-    return _DECODERS[kind](obj, header, limits)
+    message = _DECODERS[kind](obj, header, limits)
+    # The clock fields take no part in a message's identity: set them on the new instance
+    # (as its __init__ would have) rather than copy it.
+    if "tt" in obj:
+        object.__setattr__(message, "table_time", check_int(obj["tt"], "tt", 0))
+    if "age" in obj:
+        object.__setattr__(message, "ages", check_peer_ints(obj["age"], "age", limits))
+    return message
 
 
 class _Header(NamedTuple):

@@ -1,7 +1,9 @@
 """A deterministic, seeded, in-memory network of `OrderingCore` peers on a simulated clock.
 
 Links behave like TCP: one-way delay with jitter, losses that only delay a frame (retransmission)
-and FIFO order on each link, while different links reorder freely. Peers can pause (stop
+and FIFO order on each link, while different links reorder freely. Each peer may read its own
+clock (`ClockModel`: an offset and a drift per peer, as ``time.monotonic()`` differs per machine):
+the core only ever sees that local time. Peers can pause (stop
 processing, then resume with their backlog), be cut off (`partition` into groups, or `cut_link`
 for one link, one way or both, each healing at its own time), die (state lost; frames in flight
 from them are cut at a random point) and come back as a new incarnation that joins again.
@@ -49,6 +51,7 @@ from net.events import (
 )
 
 __all__ = [
+    "ClockModel",
     "FrameFilter",
     "HashChainApp",
     "LinkModel",
@@ -75,6 +78,15 @@ def sim_keys(labels: Iterable[str], seed: int) -> dict[str, PeerKey]:
         key = PeerKey.from_seed(hashlib.sha256(f"{seed}/{label}".encode()).digest())
         keys[key.peer_id(label)] = key
     return keys
+
+
+@dataclass(frozen=True)
+class ClockModel:
+    """Each peer's clock reads ``offset + (1 + drift) * simulated time``, with its offset drawn
+    in [0, max_offset] seconds and its drift in [-max_drift, max_drift] (0.00005: 50 ppm)."""
+
+    max_offset: float = 0.0
+    max_drift: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -132,11 +144,24 @@ class SimNode:
         self.vote: VoteRecord | None = None  # the last core's vote, kept across a restart
         self.ticks = 0
         """Timer calls so far (all incarnations): a core that spins on a past timer shows here."""
+        model = sim.clock_model
+        draw = random.Random(f"{sim.seed}/clock/{peer_id}")
+        self.clock_offset = draw.uniform(0.0, model.max_offset)
+        self.clock_drift = draw.uniform(-model.max_drift, model.max_drift)
 
     @property
     def now(self) -> float:
         """The simulated time."""
         return self.sim.now
+
+    @property
+    def local_now(self) -> float:
+        """This peer's own clock (what its core is given): see `ClockModel`."""
+        return self.clock_offset + self.sim.now * (1.0 + self.clock_drift)
+
+    def sim_time(self, local: float) -> float:
+        """The simulated time at which this peer's clock reads `local`."""
+        return (local - self.clock_offset) / (1.0 + self.clock_drift)
 
     @property
     def alive(self) -> bool:
@@ -147,7 +172,7 @@ class SimNode:
         """Submit a payload now if the core accepts submissions; None otherwise."""
         if self.state != "alive" or not self.core.ready:
             return None
-        entry = self.core.submit(payload, self.sim.now)
+        entry = self.core.submit(payload, self.local_now)
         self.submitted.append((self.sim.now, entry))
         self.sim.after_core_call(self, [])
         return entry
@@ -174,9 +199,14 @@ class SimNetwork:
         link: LinkModel | None = None,
         app_factory: Callable[[SimNode], SimApp] | None = None,
         keys: dict[str, PeerKey] | None = None,
+        clock_model: ClockModel | None = None,
+        salt: bytes = b"",
     ) -> None:
         self.keys = dict(keys or {})
         self.rng = random.Random(seed)
+        self.seed = seed
+        self.clock_model = clock_model or ClockModel()
+        self.salt = salt
         self.now = 0.0
         self.config = core_config or CoreConfig()
         self.link = link or LinkModel()
@@ -197,7 +227,9 @@ class SimNetwork:
         self.nodes: dict[str, SimNode] = {}
         for peer in founders:
             node = SimNode(self, peer)
-            node.core = OrderingCore(peer, founders, 0.0, self.config, identity=node.identity)
+            node.core = OrderingCore(
+                peer, founders, node.local_now, self.config, identity=node.identity, salt=salt
+            )
             self.nodes[peer] = node
         for peer in founders:
             self._start_app(self.nodes[peer])
@@ -304,11 +336,12 @@ class SimNetwork:
         node.core = OrderingCore.joining(
             peer,
             contacts,
-            self.now,
+            node.local_now,
             self.config,
             node.incarnation,
             identity=node.identity,
             predecessor=node.vote,
+            salt=self.salt,
         )
         self._start_app(node)
         self.after_core_call(node, [])
@@ -318,7 +351,7 @@ class SimNetwork:
         node = self.nodes[peer]
         if node.state != "alive" or node.core.phase is not Phase.MEMBER:
             return
-        node.core.leave(self.now)
+        node.core.leave(node.local_now)
         self.after_core_call(node, [])
 
     def after_core_call(self, node: SimNode, events: list[Event]) -> None:
@@ -405,7 +438,7 @@ class SimNetwork:
         if node.state == "paused":
             node.inbox.append((src, data))
             return
-        self.after_core_call(node, node.core.receive(src, data, self.now))
+        self.after_core_call(node, node.core.receive(src, data, node.local_now))
 
     def _resume(self, node: SimNode, generation: int) -> None:
         if node.generation != generation or node.state != "paused":
@@ -415,7 +448,7 @@ class SimNetwork:
         for src, data in inbox:
             if node.state != "alive":
                 break
-            self.after_core_call(node, node.core.receive(src, data, self.now))
+            self.after_core_call(node, node.core.receive(src, data, node.local_now))
         self._on_timer(node, generation)
 
     def _arm_timer(self, node: SimNode) -> None:
@@ -425,7 +458,7 @@ class SimNetwork:
         if when is None:
             node.timer_at = None
             return
-        when = max(when, self.now + 1e-6)
+        when = max(node.sim_time(when), self.now + 1e-6)
         if node.timer_at is not None and node.timer_at <= when and node.timer_at >= self.now:
             return
         node.timer_at = when
@@ -439,7 +472,7 @@ class SimNetwork:
             return
         node.timer_at = None
         node.ticks += 1
-        self.after_core_call(node, node.core.tick(self.now))
+        self.after_core_call(node, node.core.tick(node.local_now))
 
 
 @dataclass

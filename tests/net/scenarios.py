@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nerts_lan.faults import StableOracle
+from net._log import tie_draw
 from net._viewchange import is_quorum
 from net.core import CoreConfig
 from net.events import Event
@@ -150,7 +151,8 @@ def check_agreement(sim: SimNetwork, sc: Scenario) -> None:
     if full:
         log = app(sim, full[0].peer_id).log
         keys = [(item[1], item[2]) for item in log if item[0] == "entry"]
-        assert keys == sorted(keys), sc.describe()
+        # In key order: timestamps, then the table's draw for exact ties (net._log.tie_draw).
+        assert keys == sorted(keys, key=lambda k: (k[0], tie_draw(sim.salt, *k))), sc.describe()
         assert len(set(keys)) == len(keys), sc.describe()
         stable = set(keys)
         for node in members:

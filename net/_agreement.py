@@ -103,6 +103,8 @@ class ViewAgreement:
         # Members we observe silent that a decided change did not remove: our links to them
         # may be the bad ones (since when).
         self._unbacked: dict[str, float] = {}
+        # When we may try again for each of them: the others may be about to observe it too.
+        self._retry_unbacked: dict[str, float] = {}
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -134,6 +136,7 @@ class ViewAgreement:
             times.append(self._retry_due())
         if self._out.peer_id not in self._reasons:
             times += [since + self._timeouts.exclude for since in self._unbacked.values()]
+            times += [t for t in self._retry_unbacked.values() if t > self._out.now]
         return times
 
     # --- inputs -------------------------------------------------------------------------------
@@ -267,10 +270,11 @@ class ViewAgreement:
         if self._log.stable_count is None:
             return  # a joiner without its snapshot proposes nothing (it votes, though)
         mine = self._observed()
-        for target in list(self._unbacked):
-            if target not in mine:
-                del self._unbacked[target]
-        grounds = {t for t in mine if t not in self._unbacked}
+        for target in [t for t in self._unbacked if t not in mine]:
+            del self._unbacked[target]
+            self._retry_unbacked.pop(target, None)
+        now = self._out.now
+        grounds = {t for t in mine if self._retry_unbacked.get(t, now) <= now}
         view = self._members.view
         if any(t in view for t in self._reasons):
             grounds.add("reasons")
@@ -452,8 +456,9 @@ class ViewAgreement:
             return
         now = self._out.now
         for target, inc in mine.items():
-            if members.get(target) == inc and target not in self._unbacked:
-                self._unbacked[target] = now
+            if members.get(target) == inc:
+                self._unbacked.setdefault(target, now)
+                self._retry_unbacked[target] = now + self._timeouts.retry
 
 
 def _promise(

@@ -81,8 +81,7 @@ class Liveness:
 
         Clocks held back are protocol violations (see net/_guard.py). Time during which we
         were not running (a gap between two checks: our process paused) does not count, nor
-        does a view change (not `calm`: members keep frames aside): both start the measure
-        again."""
+        does a time that is not `calm`: both start the measure again."""
         interval = self._heartbeat_interval
         if not calm or self._last_check is None or now - self._last_check > 5 * interval:
             self._awake_since = now

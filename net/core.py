@@ -439,9 +439,9 @@ class OrderingCore:
         self._liveness.check_silence(now, agreement.survivors(), self.config.suspect_timeout)
         view = self._members.view
         violators = {(p, inc) for p, inc in view.items() if self._guard.is_poisoned(p, inc)}
-        # Stalls are judged outside view changes only (frames are kept aside meanwhile).
-        calm = agreement.stability_limit() is None
-        stalled = self._liveness.stalled(now, agreement.survivors(), cfg.exclude_timeout, calm)
+        # Frames flow during view changes too (only what they count for stability is capped),
+        # so a view change does not restart the measure of stalls.
+        stalled = self._liveness.stalled(now, agreement.survivors(), cfg.exclude_timeout)
         violators |= {(p, view[p]) for p in stalled}
         agreement.note_violators(violators)
 

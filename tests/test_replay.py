@@ -27,7 +27,7 @@ TABLE_ID = "0badcafe"
 def simulated_match() -> tuple[list[list[Any]], dict[int, str]]:
     """The records a peer's log holds after a whole simulated 2-laptop match (5 short rounds),
     and the round hashes that peer computed while playing it."""
-    result = play_game(2, 2, rounds=8, options=Options(pile=5, target=20), until=60.0)
+    result = play_game(8, 2, rounds=8, options=Options(pile=5, target=20), until=60.0)
     app = result.apps["p01"]
     records: list[list[Any]] = [["member", "joined", peer] for peer in sorted(result.apps)]
     records += [["entry", key[0], key[1], payload] for key, payload in app.stable_log]

@@ -179,7 +179,9 @@ def test_a_member_holding_its_clock_back_beyond_the_bound_is_flagged_and_removed
         return
     # Whoever judged first (a span ends at a different time on each) got it excluded.
     assert found and {p for p, _ in found} <= {"a", "b", "d"}
-    assert all(e.peer == "c" and e.field == "ts" and "held back" in e.reason for _, e in found)
+    # (Its rewritten stamps may also put a promise's clock ahead of its own frame: c's fault too.)
+    assert all(e.peer == "c" for _, e in found)
+    assert any(e.field == "ts" and "held back" in e.reason for _, e in found)
     for peer in "abd":
         app = sim.nodes[peer].app
         assert isinstance(app, Recorder)

@@ -14,6 +14,7 @@ nothing; a member without a quorum waits (its table is paused) and never decides
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import NamedTuple, Protocol
 
 from net._grounds import observe
@@ -28,6 +29,10 @@ from net._viewchange import (
     Change,
     Proposal,
     VoteRecord,
+    check_change,
+    check_decision,
+    check_promise,
+    check_relayed,
     choose_change,
     is_quorum,
     leavers_in,
@@ -134,6 +139,9 @@ class ViewAgreement:
         times = []
         if self._voter is not None:
             times.append(self._retry_due())
+        proposal = self._proposal
+        if proposal is not None and proposal.value is None and self._gathered_by() > self._out.now:
+            times.append(self._gathered_by())
         if self._out.peer_id not in self._reasons:
             times += [since + self._timeouts.exclude for since in self._unbacked.values()]
             times += [t for t in self._retry_unbacked.values() if t > self._out.now]
@@ -177,11 +185,12 @@ class ViewAgreement:
     def on_promise(self, peer: str, msg: Promise) -> None:
         if msg.epoch != self._members.epoch:
             return
-        _check_promise(msg, self._members.view)
+        check_promise(msg, self._members.view)
         if peer not in self._frozen_peers and msg.incarnation == self._members.view.get(peer):
             # Its frames count for stability only up to what it froze, until the decision.
             self._log.freeze_member(peer, msg.clock, msg.frozen, self._members.view)
             self._frozen_peers[peer] = msg
+            self._pass_on_observations(peer, msg)
         for target, removal in msg.reasons.items():
             if removal.reason == REASON_LEFT and target != self._out.peer_id:
                 self._reasons[target] = REASON_LEFT
@@ -201,13 +210,23 @@ class ViewAgreement:
         elif Ballot(msg.ballot, msg.proposer) > proposal.ballot:
             self._proposal = None  # outbid
 
+    def _pass_on_observations(self, peer: str, msg: Promise) -> None:
+        """The proposer we promised may choose its change before it hears `peer` (a link of its
+        may be down): tell it what `peer` observes (our promise again, its `heard` grown)."""
+        voter = self._voter
+        if voter is None or voter.value is not None or not msg.observed:
+            return
+        proposer = voter.promised.proposer
+        if proposer not in (peer, self._out.peer_id) and proposer in self._members.view:
+            self._out.send(proposer, self._promise_message(proposer))
+
     def on_accept(self, peer: str, msg: Accept) -> None:
         if msg.epoch != self._members.epoch:
             return
         ballot = Ballot(msg.ballot, peer)
         change = Change(msg.marker, dict(msg.removals), dict(msg.additions))
-        _check_change(change, self._members.view, msg.ts)
-        _check_relayed(msg.entries, msg.removals, "accept.entries")
+        check_change(change, self._members.view, msg.ts)
+        check_relayed(msg.entries, msg.removals, "accept.entries")
         voter, fresh = self._freeze()
         if ballot < voter.promised:
             if fresh:
@@ -245,12 +264,12 @@ class ViewAgreement:
         if mine is not None and mine.incarnation == self._out.incarnation:
             self._host.expel(msg.epoch)
             return
-        _check_decision(msg, self._members.view)
+        check_decision(msg, self._members.view)
         if _misses_relayed_entries(
             self._log, self._members.view, self._out.peer_id, peer, msg.removals
         ):
             return  # the same decision comes from the others, with what we lack
-        _check_relayed(msg.entries, msg.removals, "decide.entries")
+        check_relayed(msg.entries, msg.removals, "decide.entries")
         for entry in msg.entries:
             self._log.on_entry(entry)
         change = Change(msg.marker, dict(msg.removals), dict(msg.additions))
@@ -294,11 +313,19 @@ class ViewAgreement:
         me = self._out.peer_id
         if any(now - since >= self._timeouts.exclude for since in self._unbacked.values()):
             self._reasons[me] = REASON_EXCLUDED
+        proposal = self._proposal
+        if proposal is not None and proposal.value is None and now >= self._gathered_by():
+            self._try_phase_two()
         if self._voter is not None and now >= self._retry_due():
             if self._log.stable_count is None:
                 return  # a joiner without its snapshot proposes nothing
             attempt = self._proposal.attempt + 1 if self._proposal is not None else 0
             self._prepare(attempt)
+
+    def _gathered_by(self) -> float:
+        """Until when a proposal whose own grounds are not backed waits for more observations."""
+        assert self._proposal is not None
+        return self._proposal.started + self._timeouts.retry / 4
 
     def _retry_due(self) -> float:
         voter = self._voter
@@ -335,35 +362,22 @@ class ViewAgreement:
         promises = proposal.promises
         if not is_quorum(view, promises, leavers_in(promises.values())):
             return
-        heard = {p: m.observed for p, m in self._frozen_peers.items()}
+        heard: dict[str, Mapping[str, int]] = {}
+        for promise in promises.values():
+            heard.update(promise.heard)  # what the voters heard the others observe
+        heard.update({p: m.observed for p, m in self._frozen_peers.items()})
         change = choose_change(view, promises, heard)
+        mine = promises[self._out.peer_id].observed
+        if any(t not in change.removals for t in mine) and self._out.now < self._gathered_by():
+            return  # our grounds are not backed yet: the voters may pass on more observations
         proposal.value = change
         voter = self._voter
         assert voter is not None
         voter.accepted = proposal.ballot
         voter.value = change
         out = self._out
-        cuts = {t: r.ts for t, r in change.removals.items()}
-        for dest in self._members.dests():
-            held = promises.get(dest)
-            bounds = {
-                t: max(held.frozen.get(t, (0, 0))[1] if held else 0, self._log.reported(dest, t))
-                for t in cuts
-            }
-            entries = self._log.relay_for(dest, cuts, bounds)
-            ts = out.tick_clock()
-            accept = Accept(
-                ts,
-                out.incarnation,
-                out.seen(),
-                self._members.epoch,
-                proposal.ballot.number,
-                change.marker,
-                dict(change.removals),
-                dict(change.additions),
-                entries,
-            )
-            out.send(dest, accept)
+        dests = self._members.dests()
+        _send_accepts(out, self._log, dests, self._members.epoch, proposal, change)
         proposal.accepted_by.add(out.peer_id)
         self._check_accepted()
 
@@ -422,7 +436,9 @@ class ViewAgreement:
         ts = out.tick_clock() if dest != out.peer_id else out.clock
         grounds = (self._observed(), reasons, dict(self._joiners))
         holds_state = self._log.stable_count is not None
-        return _promise(out, ts, self._members.epoch, voter, grounds, entries, holds_state)
+        promise = _promise(out, ts, self._members.epoch, voter, grounds, entries, holds_state)
+        heard = {p: dict(m.observed) for p, m in sorted(self._frozen_peers.items()) if m.observed}
+        return replace(promise, heard=heard) if heard else promise
 
     def _observed(self) -> dict[str, int]:
         view, me = self._members.view, self._out.peer_id
@@ -459,6 +475,26 @@ class ViewAgreement:
             if members.get(target) == inc:
                 self._unbacked.setdefault(target, now)
                 self._retry_unbacked[target] = now + self._timeouts.retry
+
+
+def _send_accepts(
+    out: Outbox, log: OrderedLog, dests: list[str], epoch: int, proposal: Proposal, change: Change
+) -> None:
+    """Phase 2 of our ballot: its change to every member, with the entries of removed members
+    up to their cut that each may lack (above what its promise froze or it reported)."""
+    cuts = {t: r.ts for t, r in change.removals.items()}
+    for dest in dests:
+        held = proposal.promises.get(dest)
+        bounds = {
+            t: max(held.frozen.get(t, (0, 0))[1] if held else 0, log.reported(dest, t))
+            for t in cuts
+        }
+        entries = log.relay_for(dest, cuts, bounds)
+        accept = Accept(
+            out.tick_clock(), out.incarnation, out.seen(), epoch, proposal.ballot.number,
+            change.marker, dict(change.removals), dict(change.additions), entries,
+        )  # fmt: skip
+        out.send(dest, accept)
 
 
 def _promise(
@@ -521,54 +557,3 @@ def _misses_relayed_entries(
         p not in removals and p not in (sender, me) and (log.since(p) or (0, "")) < joined
         for p in view
     )
-
-
-def _check_promise(msg: Promise, view: Mapping[str, int]) -> None:
-    """What a promise freezes ends up in the marker, hence in every clock: it is bounded by the
-    frame's timestamp, which the jump check bounded."""
-    if msg.clock > msg.ts:
-        raise RemoteProtocolError("promise.clock", "ahead of the frame's timestamp")
-    for peer, (_, ts) in msg.frozen.items():
-        if ts > msg.ts:
-            raise RemoteProtocolError(f"promise.frozen[{peer}]", "ahead of the frame")
-    if msg.accepted > 0:
-        _check_change(
-            Change(msg.value_marker, msg.value_removals, msg.value_additions), view, msg.ts
-        )
-
-
-def _check_change(change: Change, view: Mapping[str, int], ts: int) -> None:
-    """A change must remove current members (within the frame's clock) and add newcomers."""
-    if change.marker > ts:
-        raise RemoteProtocolError("accept.marker", "ahead of the frame's timestamp")
-    for target, removal in change.removals.items():
-        if view.get(target) != removal.incarnation:
-            raise RemoteProtocolError(f"accept.removals[{target}]", "not a current member")
-        if removal.ts >= change.marker:
-            raise RemoteProtocolError(f"accept.removals[{target}]", "cut beyond the marker")
-    for target, inc in change.additions.items():
-        if view.get(target, -1) >= inc:
-            raise RemoteProtocolError(f"accept.additions[{target}]", "already a member")
-        if target in view and target not in change.removals:
-            raise RemoteProtocolError(f"accept.additions[{target}]", "old incarnation stays")
-
-
-def _check_decision(msg: ViewDecision, view: Mapping[str, int]) -> None:
-    """A decision must change the current view: remove members of it, and nothing else."""
-    expected = {p: i for p, i in view.items() if p not in msg.removals}
-    expected.update(msg.additions)
-    if expected != dict(msg.members):
-        raise RemoteProtocolError("decide.members", "inconsistent with the current view")
-    for target, removal in msg.removals.items():
-        if view.get(target) != removal.incarnation:
-            raise RemoteProtocolError(f"decide.removals[{target}]", "not a member")
-
-
-def _check_relayed(
-    entries: tuple[LogEntry, ...], removals: Mapping[str, Removal], field: str
-) -> None:
-    """Relayed entries must come from removed members, within their cut."""
-    for entry in entries:
-        removal = removals.get(entry.peer)
-        if removal is None or entry.ts > removal.ts:
-            raise RemoteProtocolError(field, f"relayed entry {entry.key} outside the removals")

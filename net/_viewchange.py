@@ -9,7 +9,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from net.messages import REASON_EXCLUDED, REASON_LEFT, Promise, Removal, Seen
+from net.errors import RemoteProtocolError
+from net.events import LogEntry
+from net.messages import REASON_EXCLUDED, REASON_LEFT, Promise, Removal, Seen, ViewDecision
 
 __all__ = [
     "NO_BALLOT",
@@ -18,6 +20,10 @@ __all__ = [
     "Change",
     "Proposal",
     "VoteRecord",
+    "check_change",
+    "check_decision",
+    "check_promise",
+    "check_relayed",
     "choose_change",
     "is_quorum",
 ]
@@ -177,3 +183,54 @@ def _majority_accused(
     others = [p for p in view if p != target]
     accusers = [p for p in others if observed.get(p, {}).get(target) == view[target]]
     return 2 * len(accusers) > len(others)
+
+
+def check_promise(msg: Promise, view: Mapping[str, int]) -> None:
+    """What a promise freezes ends up in the marker, hence in every clock: it is bounded by the
+    frame's timestamp, which the jump check bounded."""
+    if msg.clock > msg.ts:
+        raise RemoteProtocolError("promise.clock", "ahead of the frame's timestamp")
+    for peer, (_, ts) in msg.frozen.items():
+        if ts > msg.ts:
+            raise RemoteProtocolError(f"promise.frozen[{peer}]", "ahead of the frame")
+    if msg.accepted > 0:
+        check_change(
+            Change(msg.value_marker, msg.value_removals, msg.value_additions), view, msg.ts
+        )
+
+
+def check_change(change: Change, view: Mapping[str, int], ts: int) -> None:
+    """A change must remove current members (within the frame's clock) and add newcomers."""
+    if change.marker > ts:
+        raise RemoteProtocolError("accept.marker", "ahead of the frame's timestamp")
+    for target, removal in change.removals.items():
+        if view.get(target) != removal.incarnation:
+            raise RemoteProtocolError(f"accept.removals[{target}]", "not a current member")
+        if removal.ts >= change.marker:
+            raise RemoteProtocolError(f"accept.removals[{target}]", "cut beyond the marker")
+    for target, inc in change.additions.items():
+        if view.get(target, -1) >= inc:
+            raise RemoteProtocolError(f"accept.additions[{target}]", "already a member")
+        if target in view and target not in change.removals:
+            raise RemoteProtocolError(f"accept.additions[{target}]", "old incarnation stays")
+
+
+def check_decision(msg: ViewDecision, view: Mapping[str, int]) -> None:
+    """A decision must change the current view: remove members of it, and nothing else."""
+    expected = {p: i for p, i in view.items() if p not in msg.removals}
+    expected.update(msg.additions)
+    if expected != dict(msg.members):
+        raise RemoteProtocolError("decide.members", "inconsistent with the current view")
+    for target, removal in msg.removals.items():
+        if view.get(target) != removal.incarnation:
+            raise RemoteProtocolError(f"decide.removals[{target}]", "not a member")
+
+
+def check_relayed(
+    entries: tuple[LogEntry, ...], removals: Mapping[str, Removal], field: str
+) -> None:
+    """Relayed entries must come from removed members, within their cut."""
+    for entry in entries:
+        removal = removals.get(entry.peer)
+        if removal is None or entry.ts > removal.ts:
+            raise RemoteProtocolError(field, f"relayed entry {entry.key} outside the removals")

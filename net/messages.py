@@ -32,6 +32,7 @@ from net._wirefields import (
     check_bool,
     check_entry_list,
     check_int,
+    check_map,
     check_peer,
     check_peer_ints,
     check_proof,
@@ -137,6 +138,8 @@ class Promise(Message):
     value it accepted, if any, is (`accepted`, `accepted_by`) with `value_*`; `accepted` 0
     means none. `entries` (to the proposer only) holds entries it may lack. `holds_state` is
     false for a joiner still waiting for its snapshot (and a returning incarnation's vote).
+    `heard` passes on what the other members it got promises from observe (their `observed`):
+    a proposer cut off from one of them still learns that it observes the proposer silent.
     """
 
     epoch: int
@@ -154,6 +157,7 @@ class Promise(Message):
     value_additions: Mapping[str, int]
     entries: tuple[LogEntry, ...]
     holds_state: bool = True
+    heard: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -345,6 +349,7 @@ _FIELDS: Final[dict[str, frozenset[str]]] = {
             "value_additions",
             "entries",
             "holds_state",
+            "heard",
         }
     ),
     "accept": frozenset({"epoch", "ballot", "marker", "removals", "additions", "entries"}),
@@ -390,6 +395,7 @@ _FIELD_ENCODERS: Final[dict[str, Callable[[Any], object]]] = {
     "reasons": _encode_removals,
     "value_removals": _encode_removals,
     "value_additions": _encode_peer_ints,
+    "heard": lambda heard: {p: dict(sorted(o.items())) for p, o in sorted(heard.items())},
 }
 
 
@@ -492,6 +498,12 @@ def _decode_promise(f: _Fields, h: _Header, limits: Limits) -> Message:
         check_peer_ints(f["value_additions"], "promise.value_additions", limits),
         check_entry_list(f["entries"], "promise.entries", limits),
         check_bool(f["holds_state"], "promise.holds_state"),
+        {
+            check_peer(peer, "promise.heard", limits): check_peer_ints(
+                observed, f"promise.heard[{peer}]", limits
+            )
+            for peer, observed in check_map(f["heard"], "promise.heard").items()
+        },
     )
 
 

@@ -137,8 +137,8 @@ class ViewAgreement:
 
     def timers(self) -> list[float]:
         times = []
-        if self._voter is not None:
-            times.append(self._retry_due())
+        if self._voter is not None and self._log.stable_count is not None:
+            times.append(self._retry_due())  # (a joiner without its snapshot tries no ballot)
         proposal = self._proposal
         if proposal is not None and proposal.value is None and self._gathered_by() > self._out.now:
             times.append(self._gathered_by())
@@ -405,6 +405,7 @@ class ViewAgreement:
             return self._voter, False
         out = self._out
         self._voter = Acceptor(out.clock, dict(out.seen()), out.now, progress=out.now)
+        self._log.freeze_self(self._voter.frozen, self._members.view)
         return self._voter, True
 
     def _send_promise(self, to: str | None, everyone: bool) -> None:

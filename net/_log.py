@@ -84,6 +84,9 @@ class OrderedLog:
         # Members frozen for the view change under way: their frames count for stability only
         # up to what their promise froze, until the change is decided.
         self._frozen: set[str] = set()
+        # What we froze ourselves (author -> timestamp): we stabilise no entry of an author
+        # beyond it either, as if we had reported only that (see `freeze_self`).
+        self._own_frozen: dict[str, int] | None = None
         # Delivery of stable items is held back while a snapshot is awaited.
         self.holding = joining
         self._held: list[tuple[int, LogEntry | Marker]] = []
@@ -220,9 +223,16 @@ class OrderedLog:
                 reports[author] = author_ts
         self._frozen.add(peer)
 
+    def freeze_self(self, frozen: Seen, view: Mapping[str, int]) -> None:
+        """We froze for a view change with `frozen` as our ``seen``: the decided cut of an author
+        may be as low as what we froze of it, so we stabilise none of its entries beyond that
+        (every other member's count of us is capped there too)."""
+        self._own_frozen = {a: ts for a, (inc, ts) in frozen.items() if view.get(a) == inc}
+
     def thaw_members(self) -> None:
         """The view change was decided: frames count in full again."""
         self._frozen.clear()
+        self._own_frozen = None
 
     def advance_frontier(self, peer: str, ts: int) -> None:
         """A joiner's welcome from `peer`, stamped `ts`."""
@@ -325,6 +335,9 @@ class OrderedLog:
     def _is_stable(self, key: Key, peer_id: str, view: Mapping[str, int]) -> bool:
         ts, author = key
         author_required = author in view and self._since.get(author, (0, "")) < key
+        own = self._own_frozen
+        if own is not None and author_required and author != peer_id and own.get(author, 0) < ts:
+            return False
         for peer in view:
             if peer == peer_id:
                 continue

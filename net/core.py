@@ -363,6 +363,9 @@ class OrderingCore:
     def _handle(self, peer: str, msg: Message) -> None:
         from_member = self.phase is Phase.MEMBER and self._members.view.get(peer) == msg.incarnation
         if not self._guard.admit(peer, msg, self._out.now, from_member=from_member):
+            if self.phase is Phase.MEMBER:
+                # A violator we removed still learns it was: else it waits in its old view.
+                self._members.maybe_tell_expelled(peer, msg.incarnation)
             return
         if self.phase is Phase.JOINING and isinstance(msg, Prepare | Accept):
             if self.incarnation > 0:

@@ -37,7 +37,13 @@ FAILED_BEFORE: dict[str, list[int]] = {
 # (every equivocation seed). Issue 14's signed ballots and entry digests fix them. And a long
 # one-way delay looks like a clock held back: both ends of it flag each other and one waits for
 # good in a view the other left (asymmetric 28). strict: once fixed, they pass and the mark must go.
-FAILING_TODAY: dict[str, list[int]] = {"forged": [29], "equivocate": [0, 1], "asymmetric": [28]}
+FAILING_TODAY: dict[str, list[int]] = {
+    "forged": [29],
+    "equivocate": [0, 1],
+    "asymmetric": [28],
+    # a 1,000-seed sweep of 120-1119 after quorum ballots: the host ends outside the table
+    "partial": [677],
+}
 
 SAMPLE: dict[str, list[int]] = {name: [0, 1] for name in GENERATORS}
 SAMPLE.update({"duplicates": [0, 2], "rolling": [0, 9], "forged": [1, 2], "equivocate": []})

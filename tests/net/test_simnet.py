@@ -25,13 +25,14 @@ SLOW = os.environ.get("NERTS_SLOW") == "1"
 SLOW_SEEDS = int(os.environ.get("NERTS_SLOW_SEEDS", "3000")) if SLOW else 1
 
 
-@pytest.mark.parametrize("seed", range(200))
+# The suite runs a sample; `NERTS_SLOW=1` (below) sweeps thousands more outside it.
+@pytest.mark.parametrize("seed", range(110))
 def test_random_run_ends_with_one_log(seed: int) -> None:
     sc = make_scenario(seed)
     check_agreement(run_scenario(sc), sc)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(30))
 def test_random_run_with_overlapping_faults_ends_with_one_log(seed: int) -> None:
     sc = make_scenario(10_000 + seed, chaos=True)
     sc.settle = 2.5
@@ -49,7 +50,7 @@ def test_overlapping_faults_never_undo_a_stable_entry_and_leave_a_live_table(see
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(200, 200 + SLOW_SEEDS))
+@pytest.mark.parametrize("seed", range(110, 110 + SLOW_SEEDS))
 def test_random_run_ends_with_one_log_soak(seed: int) -> None:
     sc = make_scenario(seed)
     check_agreement(run_scenario(sc), sc)

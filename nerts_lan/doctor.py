@@ -198,7 +198,10 @@ async def async_network_checks(
 ) -> tuple[Check, list[SeenTable], list[Check]]:
     """The mDNS check (and the tables it saw), then the TCP checks: the ``port`` (0: a free
     one) and the port of every table hosted on ``address``."""
-    mdns, tables = await _mdns_check(address)
+    try:
+        mdns, tables = await _mdns_check(address)
+    except Exception as error:  # zeroconf could not start there (port 5353, permissions)
+        mdns, tables = Check("mdns", False, f"could not be checked: {_reason(error)}"), []
     hosted = sorted({t.port for t in tables if address in t.addresses})
     tcp = [await _tcp_check(address, port, listen=port not in hosted)]
     tcp += [await _tcp_check(address, p, listen=False) for p in hosted if p != port]

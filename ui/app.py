@@ -44,6 +44,7 @@ __all__ = [
     "TICK",
     "NertsWindow",
     "WindowConfig",
+    "make_lan_window",
     "make_window",
     "open_practice",
     "open_replay",
@@ -58,25 +59,30 @@ GUIDED_SLOWDOWN = 2.0
 
 def open_window(config: WindowConfig) -> int:
     """Open the window on the menu (practice, and the LAN's lobby); the exit status."""
-    from nerts_lan.networks import playable_networks
-
-    from .lan_lobby import LanLobby
-
-    # The interface of the default route (or the player's pick), not Docker's or a VPN's.
-    picker = NetworkPicker(playable_networks, load_settings().network, fixed=config.interface)
-    lobby = LanLobby(picker.address)
-    window = make_window(
-        config.width,
-        config.height,
-        fullscreen=config.fullscreen,
-        lobby=lobby,
-    )
-    window.use_network(picker, lobby.use_interface)
+    window = make_lan_window(config)
     window.show_menu()
     unrecorded = record_new_logs()  # the match history: logs played since the last start
     if unrecorded is not None and isinstance(window.current, MenuScreen):
         window.current.say(unrecorded)
     return _loop(window)
+
+
+def make_lan_window(
+    config: WindowConfig, clock: Callable[[], float] = time.monotonic
+) -> NertsWindow:
+    """The window with the LAN's lobby, on the interface of the default route or the one the
+    player picked (not Docker's or a VPN's), or on ``--interface``'s; on no screen yet."""
+    from nerts_lan.networks import playable_networks
+
+    from .lan_lobby import LanLobby
+
+    picker = NetworkPicker(playable_networks, load_settings().network, fixed=config.interface)
+    lobby = LanLobby(picker.address)
+    window = make_window(
+        config.width, config.height, fullscreen=config.fullscreen, clock=clock, lobby=lobby
+    )
+    window.use_network(picker, lobby.use_interface)
+    return window
 
 
 def open_practice(config: WindowConfig, practice: PracticeConfig) -> int:

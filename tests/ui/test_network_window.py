@@ -100,3 +100,31 @@ def test_the_lan_lobby_browses_again_on_the_network_picked() -> None:
         assert lobby._browser is not None and lobby._browser is not first
     finally:
         lobby.close()
+
+
+def test_the_lan_window_plays_on_the_ranked_network_or_the_remembered_or_the_given_one(
+    settings_dir: Path, monkeypatch: Any
+) -> None:
+    import nerts_lan.networks
+    from ui.app import make_lan_window
+    from ui.config import WindowConfig, save_settings
+
+    docker = NetworkInterface("docker0", "172.17.0.1", 16)
+
+    def networks(remembered: str) -> list[NetworkInterface]:
+        from net.interfaces import rank_interfaces
+
+        return rank_interfaces([docker, ETHERNET, WIFI], "wlan0", remembered or None)
+
+    monkeypatch.setattr(nerts_lan.networks, "playable_networks", networks)
+    interfaces = []
+    for config in (WindowConfig(), None, WindowConfig(interface="127.0.0.1")):
+        if config is None:
+            save_settings(load_settings().with_(network="enp3s0"))
+            config = WindowConfig()
+        window = make_lan_window(config)
+        try:
+            interfaces.append(window.lobby.interface)  # no browsing until the menu polls
+        finally:
+            window.close()
+    assert interfaces == ["192.168.1.20", "10.0.0.7", "127.0.0.1"]

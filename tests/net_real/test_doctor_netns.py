@@ -1,6 +1,7 @@
 """``nerts-lan doctor`` run as a real process on a host of a network namespace (root only): all
-well; multicast dropped by a firewall; the game's port dropped; an extra interface (Docker's and
-a second network); and a host with no network and no writable folder."""
+well; multicast dropped by a firewall; the game's port dropped (a port asked for, and the port
+of a table hosted there); an extra interface (Docker's and a second network); and a host with no
+network and no writable folder."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from typing import Any
 
 import pytest
 
+from tests.waiting import until
+
 from .netlab import NetLab
+from .peers import PeerProcess
 
 pytestmark = pytest.mark.netns
 
@@ -152,3 +156,32 @@ def test_no_network_and_no_writable_folder_are_clear_failures(lab: NetLab, tmp_p
     status, found, _ = _doctor(lab.prefix(0), tmp_path, "--interface", "10.9.9.9")
     assert status == 1
     assert "no interface of this computer has the address 10.9.9.9" in str(found["checks"])
+
+
+def test_a_firewall_on_the_port_of_a_table_hosted_here_is_named(
+    lab: NetLab, tmp_path: Path
+) -> None:
+    host = PeerProcess(
+        ["host", "--headless", "--name", "Ann", "--table", "Doc", "--interface", lab.address(0)],
+        tmp_path / "host",
+        prefix=lab.prefix(0),
+    )
+    try:
+        port = host.wait_for("hosting")["port"]
+        runs: list[dict[str, Any]] = []
+
+        def table_listed() -> bool:
+            runs.append(_doctor(lab.prefix(0), tmp_path)[1])
+            return any(t["port"] == port for t in runs[-1]["tables"])
+
+        until(table_listed, 30, what="the doctor to see the table hosted here")
+        hosted = f"TCP port {port} (the table hosted here)"
+        assert any(c["ok"] and hosted in c["detail"] for c in runs[-1]["checks"])
+
+        _iptables(lab, "-A", "INPUT", "-p", "tcp", "--dport", str(port))
+        status, found, _ = _doctor(lab.prefix(0), tmp_path)
+        assert status == 1
+        assert any(not c["ok"] and hosted in c["detail"] for c in found["checks"])
+        assert any(f"blocks TCP port {port}" in line for line in found["advice"])
+    finally:
+        host.stop()

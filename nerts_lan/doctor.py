@@ -225,8 +225,11 @@ async def _mdns_check(address: str) -> tuple[Check, list[SeenTable]]:
             adverts[name] = advert
 
     started = time.monotonic()
-    asker, responder = Discovery(address), Discovery(address)
-    try:
+    async with contextlib.AsyncExitStack() as closing:  # closed even if the second fails
+        asker = Discovery(address)
+        closing.push_async_callback(asker.async_close)
+        responder = Discovery(address)
+        closing.push_async_callback(responder.async_close)
         asker.browse(PROBE_TYPE, on_probe)
         asker.browse(SERVICE_TYPE, on_table)
         await responder.async_publish(probe)
@@ -234,8 +237,6 @@ async def _mdns_check(address: str) -> tuple[Check, list[SeenTable]]:
             await asyncio.wait_for(seen.wait(), MDNS_WAIT)
         took = time.monotonic() - started
         await asyncio.sleep(max(0.0, TABLES_WAIT - took))
-    finally:
-        await asyncio.gather(responder.async_close(), asker.async_close())
     tables = [SeenTable(a.display_name, a.addresses, a.port) for a in adverts.values()]
     if seen.is_set():
         return Check("mdns", True, f"a query on {address} came back in {took:.1f} s"), tables

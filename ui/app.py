@@ -22,6 +22,7 @@ from nerts_lan.coach import Moment
 from nerts_lan.engine import State
 from nerts_lan.history import record_new_logs, record_played_rounds
 from nerts_lan.history_rounds import LoggedRound
+from nerts_lan.networks import NetworkInterface
 from nerts_lan.practice import PracticeConfig, PracticeSession
 from nerts_lan.replay import ReplaySession
 from nerts_lan.session import Session
@@ -31,6 +32,7 @@ from .lobby import ListedTable, LobbyProvider, NoNetwork
 from .lobby_screen import LobbyScreen
 from .menu_screen import MenuScreen
 from .messages import MessageKind
+from .network_picker import NetworkPicker
 from .overlays import OptionsOverlay, Overlay
 from .replay_screen import ReplayScreen
 from .screen import Screen
@@ -42,6 +44,7 @@ __all__ = [
     "TICK",
     "NertsWindow",
     "WindowConfig",
+    "make_lan_window",
     "make_window",
     "open_practice",
     "open_replay",
@@ -56,19 +59,30 @@ GUIDED_SLOWDOWN = 2.0
 
 def open_window(config: WindowConfig) -> int:
     """Open the window on the menu (practice, and the LAN's lobby); the exit status."""
-    from .lan_lobby import LanLobby
-
-    window = make_window(
-        config.width,
-        config.height,
-        fullscreen=config.fullscreen,
-        lobby=LanLobby(config.interface),
-    )
+    window = make_lan_window(config)
     window.show_menu()
     unrecorded = record_new_logs()  # the match history: logs played since the last start
     if unrecorded is not None and isinstance(window.current, MenuScreen):
         window.current.say(unrecorded)
     return _loop(window)
+
+
+def make_lan_window(
+    config: WindowConfig, clock: Callable[[], float] = time.monotonic
+) -> NertsWindow:
+    """The window with the LAN's lobby, on the interface of the default route or the one the
+    player picked (not Docker's or a VPN's), or on ``--interface``'s; on no screen yet."""
+    from nerts_lan.networks import playable_networks
+
+    from .lan_lobby import LanLobby
+
+    picker = NetworkPicker(playable_networks, load_settings().network, fixed=config.interface)
+    lobby = LanLobby(picker.address)
+    window = make_window(
+        config.width, config.height, fullscreen=config.fullscreen, clock=clock, lobby=lobby
+    )
+    window.use_network(picker, lobby.use_interface)
+    return window
 
 
 def open_practice(config: WindowConfig, practice: PracticeConfig) -> int:
@@ -133,9 +147,22 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         """What was last said about the match history (said once, not at every round)."""
         self.on_closed: Callable[[], None] | None = None
         """Told when this window closes (the window that opened it, for a coach window)."""
+        self.network: NetworkPicker | None = None
+        """The network the lobby is on, and switching it (None: the window has no LAN)."""
         self.needs_draw = True
         self.frames = 0
         self._clear_colour()
+
+    def use_network(self, picker: NetworkPicker, switch: Callable[[str | None], None]) -> None:
+        """Show ``picker``'s network in the lobby; the player's pick goes to ``switch(address)``
+        and is remembered."""
+
+        def switched(chosen: NetworkInterface) -> None:
+            switch(chosen.address)
+            self._settings_changed(self.settings.with_(network=chosen.name))
+
+        picker.on_switch = switched
+        self.network = picker
 
     # --- screens ---
 
@@ -391,20 +418,22 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         save_settings(settings)
 
     def _menu_options(self) -> None:
-        def changed(settings: Settings) -> None:
-            self._save(settings)
-            if isinstance(self.current, MenuScreen):
-                self.current.settings = settings
-
         self.overlay = OptionsOverlay(
             self.batch,
             pyglet.graphics.Group(order=300),
             self.settings,
-            changed,
+            self._settings_changed,
             self._close_overlay,
         )
         self.overlay.build(self.width, self.height)
         self.needs_draw = True
+
+    def _settings_changed(self, settings: Settings) -> None:
+        """Save settings changed outside the menu, and give the menu (which saves its own copy)
+        the new ones."""
+        self._save(settings)
+        if isinstance(self.current, MenuScreen):
+            self.current.settings = settings
 
     def _close_overlay(self) -> None:
         if self.overlay is not None:

@@ -50,6 +50,8 @@ class Settings:
     partners: bool = False
     guide_offered: bool = False
     """The guided first round has been offered (the first practice game from the menu)."""
+    network: str = ""
+    """The interface the player picked in the lobby ("wlan0"; "" for the default route's)."""
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)

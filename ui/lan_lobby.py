@@ -144,6 +144,13 @@ class LanLobby:
         session.close_in_background = True  # leaving must never hold up the window
         self.session = session
 
+    def use_interface(self, interface: str | None) -> None:
+        """Browse, host and join on ``interface`` from now on (the lobby's network picker)."""
+        self.interface = interface
+        browser, self._browser = self._browser, None
+        if browser is not None:
+            browser.close()
+
     # --- at the table ---------------------------------------------------------------------------
 
     @property

@@ -28,6 +28,7 @@ from nerts_lan.table import TableSettings
 from .config import Settings
 from .layout import Rect
 from .lobby import HostRequest, ListedTable, LobbyProvider
+from .network_picker import draw_network
 from .screen import Screen
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
 from .widgets import Button, FormScreen, Panel, TextField, fit
@@ -160,6 +161,7 @@ class LobbyScreen(FormScreen, Screen):
     def _build_form(self, panel: Rect) -> None:
         x, y = panel.x + 28, panel.top - 44
         self.text("Host a table", x, y, size=24, bold=True, colour=ACCENT)
+        draw_network(self, x + 240, y, panel.right - 28)
         y -= 50
         self.text("Table name", x, y, size=15)
         self.name_field = TextField(

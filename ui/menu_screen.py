@@ -19,6 +19,7 @@ from nerts_lan.practice import MAX_OPPONENTS, PracticeConfig
 from .config import Settings
 from .layout import Rect
 from .lobby import HostRequest, ListedTable, LobbyProvider
+from .network_picker import draw_network
 from .screen import Screen
 from .theme import ACCENT, TEXT_DIM, WARN
 from .widgets import Button, FormScreen, Panel, TextField, fit
@@ -176,6 +177,7 @@ class MenuScreen(FormScreen, Screen):
         self.button(
             Rect(x, right.y + 20, right.w - 40, 46), "Host a table", self._host, (52, 90, 130)
         )
+        draw_network(self, x, right.y + 90, right.right - 20)
 
     def close(self) -> None:
         self._store_name()

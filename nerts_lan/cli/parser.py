@@ -11,7 +11,7 @@ from ..bots import LEVELS
 from ..replay import PACE, SPEEDS
 from ..sim import DEFAULT_MAX_ACTIONS
 from ..usage import USAGE_EXIT
-from . import commands, faults
+from . import commands, doctor, faults
 from .rules import add_rule_options
 from .stats import add_stats_options, run_stats
 
@@ -83,6 +83,7 @@ def build_parser() -> _Parser:
     stats.set_defaults(command="stats", run=run_stats)
 
     faults.register(subcommands)
+    doctor.register(subcommands)
     return parser
 
 

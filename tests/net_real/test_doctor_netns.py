@@ -1,0 +1,187 @@
+"""``nerts-lan doctor`` run as a real process on a host of a network namespace (root only): all
+well; multicast dropped by a firewall; the game's port dropped (a port asked for, and the port
+of a table hosted there); an extra interface (Docker's and a second network); and a host with no
+network and no writable folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.waiting import until
+
+from .netlab import NetLab
+from .peers import PeerProcess
+
+pytestmark = pytest.mark.netns
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def lab() -> Iterator[NetLab]:
+    lab = NetLab(1)
+    yield lab
+    lab.close()
+
+
+def _doctor(
+    prefix: list[str], folder: Path, *arguments: str, **environment: str
+) -> tuple[int, dict[str, Any], str]:
+    """Run the doctor with ``--json``; its exit status, its object, its standard error."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "NERTS_LAN_DATA": str(folder / "data"),
+        "NERTS_LAN_CONFIG_DIR": str(folder / "config"),
+        **environment,
+    }
+    done = subprocess.run(
+        [*prefix, sys.executable, "-m", "nerts_lan", "doctor", "--json", *arguments],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+def _check(found: dict[str, Any], name: str) -> dict[str, Any]:
+    checks: list[dict[str, Any]] = found["checks"]
+    return next(c for c in checks if c["name"] == name)
+
+
+def _iptables(lab: NetLab, *rule: str) -> None:
+    subprocess.run(
+        [*lab.prefix(0), "iptables", *rule, "-m", "comment", "--comment", lab.tag, "-j", "DROP"],
+        check=True,
+        capture_output=True,
+    )
+
+
+def _ip(lab: NetLab, *arguments: str) -> None:
+    subprocess.run(["ip", "-n", lab.hosts[0], *arguments], check=True, capture_output=True)
+
+
+def test_all_is_well_on_a_plain_network(lab: NetLab, tmp_path: Path) -> None:
+    status, found, _ = _doctor(lab.prefix(0), tmp_path)
+    assert status == 0 and found["ok"], found
+    assert found["interface"]["name"] == "eth0"
+    assert found["interface"]["address"] == lab.address(0)
+    assert all(check["ok"] for check in found["checks"])
+    assert {c["name"] for c in found["checks"]} == {
+        "network",
+        "mdns",
+        "tcp",
+        "data folder",
+        "config folder",
+    }
+    assert found["advice"][0].startswith("All is well")
+
+
+def test_multicast_blocked_fails_the_mdns_check_and_advises_joining_by_address(
+    lab: NetLab, tmp_path: Path
+) -> None:
+    _iptables(lab, "-A", "OUTPUT", "-d", "224.0.0.0/4")
+    _iptables(lab, "-A", "INPUT", "-d", "224.0.0.0/4")
+    status, found, _ = _doctor(lab.prefix(0), tmp_path)
+    assert status == 1 and not found["ok"]
+    assert not _check(found, "mdns")["ok"]
+    assert _check(found, "tcp")["ok"] and _check(found, "network")["ok"]
+    advice = " ".join(found["advice"])
+    assert "join by address" in advice and "nerts-lan join --address HOST:PORT" in advice
+
+
+def test_a_firewall_dropping_the_game_port_fails_the_port_check_naming_the_port(
+    lab: NetLab, tmp_path: Path
+) -> None:
+    port = 20000 + secrets.randbelow(40000)
+    _iptables(lab, "-A", "INPUT", "-p", "tcp", "--dport", str(port))
+    status, found, _ = _doctor(lab.prefix(0), tmp_path, "--port", str(port))
+    assert status == 1
+    tcp = _check(found, "tcp")
+    assert not tcp["ok"] and f"TCP port {port}" in tcp["detail"]
+    assert _check(found, "mdns")["ok"]
+    assert any(f"port {port}" in line and "firewall" in line for line in found["advice"])
+
+
+def test_an_extra_network_and_dockers_bridge_the_default_route_wins_and_both_are_listed(
+    lab: NetLab, tmp_path: Path
+) -> None:
+    for name, peer, address in (("docker0", "dk0p", "172.17.0.1/16"), ("eth1", "e1p", "")):
+        _ip(lab, "link", "add", name, "type", "veth", "peer", "name", peer)
+        _ip(lab, "link", "set", peer, "up")
+        _ip(lab, "link", "set", name, "up")
+        if address:
+            _ip(lab, "addr", "add", address, "dev", name)
+    _ip(lab, "addr", "add", "10.77.0.5/24", "dev", "eth1")
+    # The default route goes out of eth1: eth1 is picked over eth0 (and over docker0).
+    _ip(lab, "route", "add", "default", "via", "10.77.0.254", "dev", "eth1")
+    status, found, _ = _doctor(lab.prefix(0), tmp_path)
+    assert status == 0, found
+    assert found["interface"]["name"] == "eth1" and found["interface"]["default_route"]
+    listed = {i["name"]: i for i in found["interfaces"]}
+    assert {"lo", "eth0", "eth1", "docker0"} <= set(listed)
+    assert listed["docker0"]["skipped"] == "virtual" and listed["eth0"]["skipped"] is None
+    several = [line for line in found["advice"] if "several networks" in line]
+    assert several and lab.address(0) in several[0] and "--interface" in several[0]
+
+    # Asked for eth0 by address: checked there.
+    status, found, _ = _doctor(lab.prefix(0), tmp_path, "--interface", lab.address(0))
+    assert status == 0 and found["interface"]["name"] == "eth0"
+
+
+def test_no_network_and_no_writable_folder_are_clear_failures(lab: NetLab, tmp_path: Path) -> None:
+    _ip(lab, "link", "set", "eth0", "down")
+    _ip(lab, "addr", "flush", "dev", "eth0")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    status, found, _ = _doctor(lab.prefix(0), tmp_path, NERTS_LAN_DATA=str(blocker / "nerts"))
+    assert status == 1
+    network = _check(found, "network")
+    assert not network["ok"] and "on no network" in network["detail"]
+    assert not _check(found, "data folder")["ok"] and _check(found, "config folder")["ok"]
+    assert any("NERTS_LAN_DATA" in line for line in found["advice"])
+
+    status, found, _ = _doctor(lab.prefix(0), tmp_path, "--interface", "10.9.9.9")
+    assert status == 1
+    assert "no interface of this computer has the address 10.9.9.9" in str(found["checks"])
+
+
+def test_a_firewall_on_the_port_of_a_table_hosted_here_is_named(
+    lab: NetLab, tmp_path: Path
+) -> None:
+    host = PeerProcess(
+        ["host", "--headless", "--name", "Ann", "--table", "Doc", "--interface", lab.address(0)],
+        tmp_path / "host",
+        prefix=lab.prefix(0),
+    )
+    try:
+        port = host.wait_for("hosting")["port"]
+        runs: list[dict[str, Any]] = []
+
+        def table_listed() -> bool:
+            runs.append(_doctor(lab.prefix(0), tmp_path)[1])
+            return any(t["port"] == port for t in runs[-1]["tables"])
+
+        until(table_listed, 30, what="the doctor to see the table hosted here")
+        hosted = f"TCP port {port} (the table hosted here)"
+        assert any(c["ok"] and hosted in c["detail"] for c in runs[-1]["checks"])
+
+        _iptables(lab, "-A", "INPUT", "-p", "tcp", "--dport", str(port))
+        status, found, _ = _doctor(lab.prefix(0), tmp_path)
+        assert status == 1
+        assert any(not c["ok"] and hosted in c["detail"] for c in found["checks"])
+        assert any(f"blocks TCP port {port}" in line for line in found["advice"])
+    finally:
+        host.stop()

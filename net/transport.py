@@ -90,6 +90,7 @@ from ._codec import (
     Refused,
 )
 from ._connection import Connection, authenticate, cancel_within, prove_key
+from ._describe import Description
 from ._handshake import (
     CODE_NEEDED,
     NO_CODE_HERE,
@@ -157,6 +158,8 @@ class Mesh:
         self._connections: set[Connection] = set()
         """Every open connection, linked or still in its handshake."""
         self._closing = False
+        self.description = Description(self.me.protocol, self.me.table)
+        """What a stranger asking which table is here is told (``net._describe``)."""
         self._networks = LocalNetworks(self.config.local_networks)
         self._gates = CodeCheckGates(self.config.wrong_code_delay, _loop_time)
         self._budgets = HandshakeBudgets(
@@ -382,7 +385,7 @@ class Mesh:
         if expected is not None and self.config.table_code is not None:
             return await self._dial_coded(connection, expected)
         mine = _send_hello(self, connection, self._link(expected)) if expected else b""
-        raw = await connection.read_handshake_raw()
+        raw = await self.description.read_opening(connection, listening=expected is None)
         received = parse_hello(connection.decode(raw), connection.who)
         resume = check_hello(received, self.me, self.config.table_code is not None)
         hello = received.hello

@@ -38,7 +38,7 @@ from net.runtime import NetworkThread
 from net.transport import Hello
 
 from .actions import Action
-from .advert import CODE_REFUSALS, PROTOCOL, SERVICE_TYPE, LanOptions, TableInfo
+from .advert import CODE_REFUSALS, DEFAULT_PORT, PROTOCOL, SERVICE_TYPE, LanOptions, TableInfo
 from .comeback import save_vote, saved_vote, vote_path
 from .commands import TableCommand, TableSettings
 from .cursor import decode_cursor
@@ -212,7 +212,10 @@ class TableAgent:
             key=self.options.key,
             before_send=self._before_send,
         )
-        self.port = await self.node.async_start(interface)
+        try:
+            self.port = await self.node.async_start(interface, DEFAULT_PORT)
+        except OSError:  # taken (another table on this laptop): any port, the lobby shows it
+            self.port = await self.node.async_start(interface)
         self._post_status()
 
     def _identity(self) -> Identity:
@@ -401,8 +404,6 @@ class TableAgent:
         if not (lobby.is_host or self._stands_in_for_host(lobby)) or not self.joined:
             self._withdraw()
             return
-        if self.discovery is None:
-            self.discovery = Discovery(self.options.interface)
         settings = lobby.settings
         properties = {
             "v": str(PROTOCOL),
@@ -414,6 +415,12 @@ class TableAgent:
             "state": _advert_state(lobby.phase),
             "code": "1" if self.options.table_code else "0",
         }
+        # The same properties answer a stranger who asks this port which table is here: a
+        # player joins by address where the network drops mDNS (nerts_lan.by_address).
+        if self.node is not None:
+            self.node.mesh.description.set(properties)
+        if self.discovery is None:
+            self.discovery = Discovery(self.options.interface)
         addresses = (self.options.interface,) if self.options.interface else _local_addresses()
         advert = Advert(
             SERVICE_TYPE, self.table_id, settings.name[:40], self.port, properties, addresses
@@ -437,6 +444,8 @@ class TableAgent:
             await self.discovery.async_publish(self.advert)
 
     def _withdraw(self) -> None:
+        if self.node is not None:
+            self.node.mesh.description.set(None)
         advert, self.advert = self.advert, None
         if advert is not None and self.discovery is not None:
             self._spawn(self.discovery.async_withdraw(advert))

@@ -2,8 +2,8 @@
 
 For a spare laptop that should host a bot, for scripts and for the tests. ``join --address
 HOST[:PORT]`` asks that address which table is there instead of looking over mDNS (a network that
-drops multicast; ``nerts_lan.by_address``), then joins as after mDNS, with the same lines. A headless peer prints
-one JSON object per line on standard output, each with an ``event``:
+drops multicast; ``nerts_lan.by_address``), then joins as after mDNS, with the same lines. A
+headless peer prints one JSON object per line on standard output, each with an ``event``:
 
 - ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host, needs_code) /
   ``joined``

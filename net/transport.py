@@ -78,7 +78,7 @@ import secrets
 from collections.abc import Coroutine
 from typing import Any
 
-from ._addresses import MAX_GOSSIP, LocalNetworks, parse_gossip
+from ._addresses import MAX_GOSSIP, LocalNetworks, parse_gossip, reachable_listen
 from ._codec import (
     KIND_ACK,
     KIND_DATA,
@@ -544,7 +544,8 @@ def _send_hello(mesh: Mesh, connection: Connection, link: MeshLink | None) -> by
     known = link.state.remote_incarnation if link is not None else None
     coded = mesh.config.table_code is not None
     nonce = secrets.token_bytes(NONCE_SIZE)
-    return connection.write(hello_body(mesh.me, resume, known, mesh._listen, coded, nonce))
+    listen = reachable_listen(mesh._listen, connection.writer)  # 0.0.0.0 is no address to dial
+    return connection.write(hello_body(mesh.me, resume, known, listen, coded, nonce))
 
 
 def _share_addresses(mesh: Mesh, new: MeshLink) -> None:

@@ -39,7 +39,7 @@ __all__ = [
     "parse_address",
     "shareable_addresses",
     "table_at",
-    "typed_address",
+    "table_from_described",
 ]
 
 LOOK_UP_TIMEOUT = 3.0
@@ -73,11 +73,6 @@ def parse_address(text: str) -> tuple[str, int]:
             f"{host!r} is not an IPv4 address or a host name: type one like {EXAMPLE}"
         )
     return host, port
-
-
-def typed_address(host: str, port: int) -> str:
-    """How a player types ``host:port`` (the port left out when it is the default)."""
-    return host if port == DEFAULT_PORT else f"{host}:{port}"
 
 
 async def async_table_at(host: str, port: int, timeout: float = LOOK_UP_TIMEOUT) -> TableInfo:

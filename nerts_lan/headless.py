@@ -206,43 +206,6 @@ def join(config: JoinConfig) -> int:
     return _play(session, config.peer)
 
 
-def _table_at_address(config: JoinConfig) -> TableInfo | None:
-    """The table at ``--address`` (None: an error line said why there is none)."""
-    assert config.address is not None
-    try:
-        table = table_at(*parse_address(config.address))
-    except AddressError as error:
-        _emit({"event": "error", "message": str(error)})
-        return None
-    if config.table is not None and config.table not in (table.name, table.table_id):
-        message = f"the table at {config.address} is {table.name!r}, not {config.table!r}"
-        _emit({"event": "error", "message": message})
-        return None
-    return table
-
-
-def _table_on_the_lan(config: JoinConfig) -> TableInfo | None:
-    """The one table mDNS finds (by ``--table``, when given); None: an error line said why."""
-    tables = find_tables(config.peer.interface, config.wait, wanted=config.table)
-    if not tables:
-        what = f"table {config.table!r}" if config.table else "any table"
-        hint = ": if the network blocks discovery, join by address (--address HOST:PORT)"
-        _emit({"event": "error", "message": f"found no {what} on the network{hint}"})
-        return None
-    by_id = [t for t in tables if t.table_id == config.table]
-    tables = by_id or tables
-    if len(tables) > 1:
-        if config.table:
-            message = f"{len(tables)} tables are named {config.table!r}: pick one with --table ID"
-        else:
-            names = ", ".join(sorted(t.name for t in tables))
-            message = f"several tables found ({names}): pick one with --table"
-        listed = [_listed_record(t) for t in tables]
-        _emit({"event": "error", "message": message, "tables": listed})
-        return None
-    return tables[0]
-
-
 def run_replay(file: str) -> int:
     """Replay a match log as JSON lines (``nerts-lan replay --help`` says which); a log that is
     damaged or holds records that cannot be applied replays everything else and says what it left
@@ -342,6 +305,43 @@ def read_log(file: str) -> tuple[list[Any], str | None]:
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+
+def _table_at_address(config: JoinConfig) -> TableInfo | None:
+    """The table at ``--address`` (None: an error line said why there is none)."""
+    assert config.address is not None
+    try:
+        table = table_at(*parse_address(config.address))
+    except AddressError as error:
+        _emit({"event": "error", "message": str(error)})
+        return None
+    if config.table is not None and config.table not in (table.name, table.table_id):
+        message = f"the table at {config.address} is {table.name!r}, not {config.table!r}"
+        _emit({"event": "error", "message": message})
+        return None
+    return table
+
+
+def _table_on_the_lan(config: JoinConfig) -> TableInfo | None:
+    """The one table mDNS finds (by ``--table``, when given); None: an error line said why."""
+    tables = find_tables(config.peer.interface, config.wait, wanted=config.table)
+    if not tables:
+        what = f"table {config.table!r}" if config.table else "any table"
+        hint = ": if the network blocks discovery, join by address (--address HOST:PORT)"
+        _emit({"event": "error", "message": f"found no {what} on the network{hint}"})
+        return None
+    by_id = [t for t in tables if t.table_id == config.table]
+    tables = by_id or tables
+    if len(tables) > 1:
+        if config.table:
+            message = f"{len(tables)} tables are named {config.table!r}: pick one with --table ID"
+        else:
+            names = ", ".join(sorted(t.name for t in tables))
+            message = f"several tables found ({names}): pick one with --table"
+        listed = [_listed_record(t) for t in tables]
+        _emit({"event": "error", "message": message, "tables": listed})
+        return None
+    return tables[0]
 
 
 def _configure_logging(verbose: bool) -> None:

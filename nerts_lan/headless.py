@@ -5,7 +5,8 @@ HOST[:PORT]`` asks that address which table is there instead of looking over mDN
 drops multicast; ``nerts_lan.by_address``), then joins as after mDNS, with the same lines. A
 headless peer prints one JSON object per line on standard output, each with an ``event``:
 
-- ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host, needs_code) /
+- ``hosting`` (table, id, port, peer, code, addresses: what others type to join by address) /
+  ``table_found`` (table, id, address, port, host, needs_code) /
   ``joined``
 - ``back_to_table`` (the same fields as ``table_found``): ``host`` was started again after a crash,
   and the table it was at (a log in the data folder, a match not over, the same table name) still
@@ -51,7 +52,7 @@ from typing import Any, NoReturn, TypeAlias
 from .advert import LanOptions, TableInfo, make_table_code, normalize_code, persistent_peer_id
 from .bots import LEVELS
 from .browse import TableBrowser
-from .by_address import AddressError, parse_address, table_at
+from .by_address import AddressError, parse_address, shareable_addresses, table_at
 from .comeback import LOOK_FOR, live_table
 from .commands import Sit
 from .history import record_new_logs
@@ -185,6 +186,8 @@ def host(config: HostConfig) -> int:
             "port": status.port,
             "peer": lan.peer_id,
             "code": lan.table_code,
+            # What the others type to join by address (a network that drops mDNS).
+            "addresses": [f"{a}:{status.port}" for a in shareable_addresses(lan.interface)],
         }
     )
     return _play(session, config.peer)

@@ -61,7 +61,9 @@ def test_a_joiner_by_address_plays_a_round_with_the_host(tmp_path: Path) -> None
     host = _host(tmp_path, "--table", "By hand", "--players", "2", "--rounds", "1")
     peers = [host]
     try:
-        port = host.wait_for("hosting")["port"]
+        hosting = host.wait_for("hosting")
+        port = hosting["port"]
+        assert hosting["addresses"] == [f"127.0.0.1:{port}"]  # what to type: its one address
         peers.append(_join(tmp_path, "Bo", f"127.0.0.1:{port}", "--rounds", "1"))
         found = peers[1].wait_for("table_found")
         assert (found["table"], found["host"], found["address"], found["port"]) == (

@@ -1,8 +1,8 @@
 """Joining by address with multicast blocked end to end, across network namespaces: every host
 drops 224.0.0.0/4 both ways (a hotel's or a campus's Wi-Fi), so mDNS finds nothing; the joiners
 type the host's address (no port: the table listens on the default one), play a round with it
-and with each other (reached through the addresses the members gossip, though the joiners
-listen on every interface), and end with the same state hashes. A private table joined by
+and with each other (reached through the addresses the members gossip, though every peer
+listens on every interface), and end with the same state hashes. A private table joined by
 address still takes its code."""
 
 from __future__ import annotations
@@ -65,13 +65,19 @@ def _tables_seen(lab: NetLab, host: int) -> list[object]:
 def test_two_peers_join_by_address_with_multicast_blocked_and_play_a_round(
     lab: NetLab, tmp_path: Path
 ) -> None:
-    peers = [_peer(lab, 0, tmp_path, "host", "Ann", "--table", "No mDNS", "--players", "3")]
+    host = _peer(
+        lab, 0, tmp_path, "host", "Ann", "--table", "No mDNS", "--players", "3", bound=False
+    )
+    peers = [host]
     try:
-        assert peers[0].wait_for("hosting")["port"] == 7777
+        hosting = host.wait_for("hosting")
+        # The table listens on the default port, and says what to type to reach it.
+        assert hosting["port"] == 7777 and hosting["addresses"] == [f"{lab.address(0)}:7777"]
         assert _tables_seen(lab, 1) == []  # discovery is blocked indeed
-        # One types the address alone (the default port), the other with the port. Both listen
-        # on every interface (no --interface, as the window by default): each still learns where
-        # to reach the other (a hello names the address its connection runs from, not 0.0.0.0).
+        # One types the address alone (the default port), the other with the port. Every peer
+        # listens on every interface (no --interface, as the window by default): each still
+        # learns where to reach the others (a hello names the address its connection runs from,
+        # not 0.0.0.0).
         for host, name, typed in ((1, "Bo", lab.address(0)), (2, "Cy", f"{lab.address(0)}:7777")):
             peers.append(_peer(lab, host, tmp_path, "join", name, "--address", typed, bound=False))
         for peer in peers[1:]:

@@ -82,8 +82,8 @@ class LanLobby:
         """Tables found by the address the player typed, by id."""
         self.code_wanted: ListedTable | None = None
         """A table found by address that is private: the lobby asks for its code, then joins."""
-        self._shared: tuple[int, list[str]] | None = None
-        """This laptop's addresses others may type, and the port they were listed for."""
+        self._shared: tuple[tuple[str | None, int], list[str]] | None = None
+        """This laptop's addresses others may type, and the interface and port they are for."""
 
     # --- the list of tables ---------------------------------------------------------------------
 
@@ -171,8 +171,9 @@ class LanLobby:
         port = self.session.status.port if self.session is not None else 0
         if not port:
             return []
-        if self._shared is None or self._shared[0] != port:
-            self._shared = (port, [f"{a}:{port}" for a in shareable_addresses(self.interface)])
+        key = (self.interface, port)
+        if self._shared is None or self._shared[0] != key:
+            self._shared = (key, [f"{a}:{port}" for a in shareable_addresses(self.interface)])
         return list(self._shared[1])
 
     def _looked_up(self) -> None:

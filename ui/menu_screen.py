@@ -180,7 +180,8 @@ class MenuScreen(FormScreen, Screen):
             Rect(x, right.y + 20, right.w - 40, 46), "Host a table", self._host, (52, 90, 130)
         )
         # For a network that hides the tables (multicast dropped): the host's lobby shows it.
-        by_address = Rect(x, right.y + 74, right.w - 40, 36)
+        # (Above the Host button, clear of the network's line just above it.)
+        by_address = Rect(x, right.y + 114, right.w - 40, 36)
         self.button(by_address, "Join by address", self._join_address, (52, 70, 84))
 
     def close(self) -> None:

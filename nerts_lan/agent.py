@@ -38,7 +38,8 @@ from net.runtime import NetworkThread
 from net.transport import Hello
 
 from .actions import Action
-from .advert import CODE_REFUSALS, DEFAULT_PORT, PROTOCOL, SERVICE_TYPE, LanOptions, TableInfo
+from .advert import CODE_REFUSALS, PROTOCOL, SERVICE_TYPE, LanOptions, TableInfo
+from .by_address import async_start_on_default_port
 from .comeback import save_vote, saved_vote, vote_path
 from .commands import TableCommand, TableSettings
 from .cursor import decode_cursor
@@ -212,10 +213,7 @@ class TableAgent:
             key=self.options.key,
             before_send=self._before_send,
         )
-        try:
-            self.port = await self.node.async_start(interface, DEFAULT_PORT)
-        except OSError:  # taken (another table on this laptop): any port, the lobby shows it
-            self.port = await self.node.async_start(interface)
+        self.port = await async_start_on_default_port(self.node, interface)
         self._post_status()
 
     def _identity(self) -> Identity:

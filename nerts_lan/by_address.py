@@ -17,6 +17,7 @@ import contextlib
 import ipaddress
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from net import (
     Described,
@@ -32,9 +33,13 @@ from net.discovery import Advert
 
 from .advert import DEFAULT_PORT, PROTOCOL, SERVICE_TYPE, TableInfo, table_from_advert
 
+if TYPE_CHECKING:
+    from net import Node
+
 __all__ = [
     "LOOK_UP_TIMEOUT",
     "AddressError",
+    "async_start_on_default_port",
     "async_table_at",
     "parse_address",
     "shareable_addresses",
@@ -92,6 +97,16 @@ async def async_table_at(host: str, port: int, timeout: float = LOOK_UP_TIMEOUT)
             f"the table at {where} runs another version of nerts-lan: update every laptop"
         )
     return table
+
+
+async def async_start_on_default_port(node: Node, host: str) -> int:
+    """Start ``node`` listening on ``host`` at ``DEFAULT_PORT`` when it is free (a player joining
+    by address may then leave the port out), else at any free port (another table on this
+    laptop has it; the lobby shows the port); the port."""
+    try:
+        return await node.async_start(host, DEFAULT_PORT)
+    except OSError:  # taken; if the address itself is the problem, this fails again and says so
+        return await node.async_start(host)
 
 
 def table_at(host: str, port: int, timeout: float = LOOK_UP_TIMEOUT) -> TableInfo:

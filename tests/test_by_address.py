@@ -3,11 +3,15 @@ and which of this laptop's addresses its lobby shows (the default route's first)
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any, cast
+
 import pytest
 
 from nerts_lan.advert import DEFAULT_PORT, PROTOCOL
 from nerts_lan.by_address import (
     AddressError,
+    async_start_on_default_port,
     parse_address,
     shareable_addresses,
     table_from_described,
@@ -92,3 +96,20 @@ def test_the_lobby_shows_every_usable_address_the_default_routes_first() -> None
         "192.168.1.20",
     ]
     assert shareable_addresses("10.0.0.7", lambda: adapters, lambda: "wlan0") == ["10.0.0.7"]
+
+
+class _Node:
+    """A node whose default port is taken (``taken``) or free."""
+
+    def __init__(self, taken: bool) -> None:
+        self.taken = taken
+
+    async def async_start(self, host: str, port: int = 0) -> int:
+        if port == DEFAULT_PORT and self.taken:
+            raise OSError(98, "Address already in use")
+        return port or 50123
+
+
+def test_a_table_listens_on_the_default_port_when_it_is_free_else_on_any() -> None:
+    assert asyncio.run(async_start_on_default_port(cast(Any, _Node(False)), "0.0.0.0")) == 7777
+    assert asyncio.run(async_start_on_default_port(cast(Any, _Node(True)), "0.0.0.0")) == 50123

@@ -102,7 +102,12 @@ async def async_table_at(host: str, port: int, timeout: float = LOOK_UP_TIMEOUT)
 async def async_start_on_default_port(node: Node, host: str) -> int:
     """Start ``node`` listening on ``host`` at ``DEFAULT_PORT`` when it is free (a player joining
     by address may then leave the port out), else at any free port (another table on this
-    laptop has it; the lobby shows the port); the port."""
+    laptop has it; the lobby shows the port); the port. On the loopback, at any free port: no
+    other laptop types that address, and the many tables of tests and demos on one machine
+    would otherwise take turns at one port (a peer redialing a table that left it would reach
+    another table)."""
+    if host.startswith("127."):
+        return await node.async_start(host)
     try:
         return await node.async_start(host, DEFAULT_PORT)
     except OSError:  # taken; if the address itself is the problem, this fails again and says so

@@ -113,3 +113,4 @@ class _Node:
 def test_a_table_listens_on_the_default_port_when_it_is_free_else_on_any() -> None:
     assert asyncio.run(async_start_on_default_port(cast(Any, _Node(False)), "0.0.0.0")) == 7777
     assert asyncio.run(async_start_on_default_port(cast(Any, _Node(True)), "0.0.0.0")) == 50123
+    assert asyncio.run(async_start_on_default_port(cast(Any, _Node(False)), "127.0.0.1")) == 50123

@@ -21,6 +21,7 @@ from .identity import label_of, laptop_peer_id
 
 __all__ = [
     "CODE_REFUSALS",
+    "DEFAULT_PORT",
     "PROTOCOL",
     "SERVICE_TYPE",
     "LanOptions",
@@ -37,6 +38,10 @@ SERVICE_TYPE = "_nerts._tcp.local."
 PROTOCOL = 2
 """The game's wire protocol version, in the mDNS advert and in every connection's hello (2: peer
 keys, signed actions)."""
+
+DEFAULT_PORT = 7777
+"""The TCP port a table listens on when it is free (else any free port, shown in the host's
+lobby): what a player joining by address may leave out."""
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 4

@@ -39,6 +39,7 @@ from net.transport import Hello
 
 from .actions import Action
 from .advert import CODE_REFUSALS, PROTOCOL, SERVICE_TYPE, LanOptions, TableInfo
+from .by_address import async_start_on_default_port
 from .comeback import save_vote, saved_vote, vote_path
 from .commands import TableCommand, TableSettings
 from .cursor import decode_cursor
@@ -212,7 +213,7 @@ class TableAgent:
             key=self.options.key,
             before_send=self._before_send,
         )
-        self.port = await self.node.async_start(interface)
+        self.port = await async_start_on_default_port(self.node, interface)
         self._post_status()
 
     def _identity(self) -> Identity:
@@ -401,8 +402,6 @@ class TableAgent:
         if not (lobby.is_host or self._stands_in_for_host(lobby)) or not self.joined:
             self._withdraw()
             return
-        if self.discovery is None:
-            self.discovery = Discovery(self.options.interface)
         settings = lobby.settings
         properties = {
             "v": str(PROTOCOL),
@@ -414,6 +413,12 @@ class TableAgent:
             "state": _advert_state(lobby.phase),
             "code": "1" if self.options.table_code else "0",
         }
+        # The same properties answer a stranger who asks this port which table is here: a
+        # player joins by address where the network drops mDNS (nerts_lan.by_address).
+        if self.node is not None:
+            self.node.mesh.description.set(properties)
+        if self.discovery is None:
+            self.discovery = Discovery(self.options.interface)
         addresses = (self.options.interface,) if self.options.interface else _local_addresses()
         advert = Advert(
             SERVICE_TYPE, self.table_id, settings.name[:40], self.port, properties, addresses
@@ -437,6 +442,8 @@ class TableAgent:
             await self.discovery.async_publish(self.advert)
 
     def _withdraw(self) -> None:
+        if self.node is not None:
+            self.node.mesh.description.set(None)
         advert, self.advert = self.advert, None
         if advert is not None and self.discovery is not None:
             self._spawn(self.discovery.async_withdraw(advert))

@@ -25,6 +25,7 @@ from net.discovery import Advert, Discovery
 from net.runtime import NetworkThread
 
 from .advert import PROTOCOL, SERVICE_TYPE, TableInfo, table_from_advert
+from .by_address import async_table_at
 
 __all__ = ["CHECK_EVERY", "TableBrowser"]
 
@@ -79,6 +80,12 @@ class TableBrowser:
     def table(self, table_id: str) -> TableInfo | None:
         """The table ``table_id`` as its advert says now (address and port included)."""
         return next((t for t in self.tables() if t.table_id == table_id), None)
+
+    def look_up(self, host: str, port: int) -> Future[TableInfo]:
+        """Ask ``host:port`` which table is there, on the browser's thread (for a network that
+        drops mDNS: ``nerts_lan.by_address``): a future of the table, or of the
+        ``AddressError`` that says why there is none."""
+        return asyncio.run_coroutine_threadsafe(async_table_at(host, port), self._network.loop)
 
     def wait(self, timeout: float) -> None:
         """Block until an advert changes, or ``timeout`` seconds (terminal loops)."""

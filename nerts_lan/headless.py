@@ -1,9 +1,12 @@
 """Headless peers: `nerts-lan host --headless`, `join --headless`, and `nerts-lan tables`.
 
-For a spare laptop that should host a bot, for scripts and for the tests. A headless peer prints
-one JSON object per line on standard output, each with an ``event``:
+For a spare laptop that should host a bot, for scripts and for the tests. ``join --address
+HOST[:PORT]`` asks that address which table is there instead of looking over mDNS (a network that
+drops multicast; ``nerts_lan.by_address``), then joins as after mDNS, with the same lines. A
+headless peer prints one JSON object per line on standard output, each with an ``event``:
 
-- ``hosting`` (table, id, port) / ``table_found`` (table, id, address, port, host, needs_code) /
+- ``hosting`` (table, id, port, peer, code, addresses: what others type to join by address) /
+  ``table_found`` (table, id, address, port, host, needs_code) /
   ``joined``
 - ``back_to_table`` (the same fields as ``table_found``): ``host`` was started again after a crash,
   and the table it was at (a log in the data folder, a match not over, the same table name) still
@@ -49,6 +52,7 @@ from typing import Any, NoReturn, TypeAlias
 from .advert import LanOptions, TableInfo, make_table_code, normalize_code, persistent_peer_id
 from .bots import LEVELS
 from .browse import TableBrowser
+from .by_address import AddressError, parse_address, shareable_addresses, table_at
 from .comeback import LOOK_FOR, live_table
 from .commands import Sit
 from .history import record_new_logs
@@ -148,10 +152,18 @@ class JoinConfig:
     """The table's name or id (None: the only table found)."""
     wait: float = 10.0
     """Seconds to look for the table."""
+    address: str | None = None
+    """``HOST[:PORT]`` as typed: ask that address which table is there instead of looking for
+    tables over mDNS (a network that drops multicast)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.wait <= 60:
             raise ValueError("--wait must be from 0 to 60 seconds")
+        if self.address is not None:
+            try:
+                parse_address(self.address)
+            except AddressError as error:
+                raise ValueError(f"--address: {error}") from None
 
 
 def host(config: HostConfig) -> int:
@@ -174,32 +186,21 @@ def host(config: HostConfig) -> int:
             "port": status.port,
             "peer": lan.peer_id,
             "code": lan.table_code,
+            # What the others type to join by address (a network that drops mDNS).
+            "addresses": [f"{a}:{status.port}" for a in shareable_addresses(lan.interface)],
         }
     )
     return _play(session, config.peer)
 
 
 def join(config: JoinConfig) -> int:
-    """Find a table on the LAN, join it and play headless; the exit status."""
+    """Find a table on the LAN (or ask ``--address``), join it and play headless; the exit
+    status."""
     lan = _lan_options(config.peer)
     lan.incarnation = int(time.time() * 1000)  # higher after every restart
-    tables = find_tables(config.peer.interface, config.wait, wanted=config.table)
-    if not tables:
-        what = f"table {config.table!r}" if config.table else "any table"
-        _emit({"event": "error", "message": f"found no {what} on the network"})
+    table = _table_at_address(config) if config.address else _table_on_the_lan(config)
+    if table is None:
         return 1
-    by_id = [t for t in tables if t.table_id == config.table]
-    tables = by_id or tables
-    if len(tables) > 1:
-        if config.table:
-            message = f"{len(tables)} tables are named {config.table!r}: pick one with --table ID"
-        else:
-            names = ", ".join(sorted(t.name for t in tables))
-            message = f"several tables found ({names}): pick one with --table"
-        listed = [_listed_record(t) for t in tables]
-        _emit({"event": "error", "message": message, "tables": listed})
-        return 1
-    table = tables[0]
     _emit(_found_record("table_found", table))
     if table.needs_code and lan.table_code is None:
         _emit({"event": "error", "message": "this table needs a code: ask its host, add --code"})
@@ -307,6 +308,43 @@ def read_log(file: str) -> tuple[list[Any], str | None]:
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+
+def _table_at_address(config: JoinConfig) -> TableInfo | None:
+    """The table at ``--address`` (None: an error line said why there is none)."""
+    assert config.address is not None
+    try:
+        table = table_at(*parse_address(config.address))
+    except AddressError as error:
+        _emit({"event": "error", "message": str(error)})
+        return None
+    if config.table is not None and config.table not in (table.name, table.table_id):
+        message = f"the table at {config.address} is {table.name!r}, not {config.table!r}"
+        _emit({"event": "error", "message": message})
+        return None
+    return table
+
+
+def _table_on_the_lan(config: JoinConfig) -> TableInfo | None:
+    """The one table mDNS finds (by ``--table``, when given); None: an error line said why."""
+    tables = find_tables(config.peer.interface, config.wait, wanted=config.table)
+    if not tables:
+        what = f"table {config.table!r}" if config.table else "any table"
+        hint = ": if the network blocks discovery, join by address (--address HOST:PORT)"
+        _emit({"event": "error", "message": f"found no {what} on the network{hint}"})
+        return None
+    by_id = [t for t in tables if t.table_id == config.table]
+    tables = by_id or tables
+    if len(tables) > 1:
+        if config.table:
+            message = f"{len(tables)} tables are named {config.table!r}: pick one with --table ID"
+        else:
+            names = ", ".join(sorted(t.name for t in tables))
+            message = f"several tables found ({names}): pick one with --table"
+        listed = [_listed_record(t) for t in tables]
+        _emit({"event": "error", "message": message, "tables": listed})
+        return None
+    return tables[0]
 
 
 def _configure_logging(verbose: bool) -> None:

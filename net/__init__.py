@@ -11,6 +11,8 @@ The public names are the ones in ``__all__`` below, importable from ``net`` itse
 - who a peer is: ``PeerKey`` (its Ed25519 key pair), ``peer_id_of`` (the peer id of a public
   key), ``owns`` and ``verify``; an ``Identity`` makes a core sign its entries and check everyone's
   (see "Identity and signatures" in docs/protocol.md);
+- ``async_describe``: which table listens at an address a player typed (the answer, ``Described``,
+  or a ``DescribeError`` saying what is wrong), for networks where mDNS finds nothing;
 - ``unpack_untrusted``: msgpack from another machine, decoded within limits.
 
 The modules whose names start with ``_`` are parts of these, not API. Two public modules are
@@ -28,6 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._codec import UndecodableError, UnpackLimits, unpack_untrusted
+    from ._describe import (
+        Described,
+        DescribeError,
+        ForeignAnswer,
+        NoAnswer,
+        NothingDescribed,
+        NothingListening,
+        UnknownHost,
+        async_describe,
+    )
     from ._identity import PeerKey, owns, peer_id_of, verify
     from ._signatures import Identity
     from .core import CoreConfig, OrderingCore, Phase
@@ -110,6 +122,15 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
     "Advert",
     "Discovery",
     "DiscoveryError",
+    # Which table listens at an address (without mDNS)
+    "DescribeError",
+    "Described",
+    "ForeignAnswer",
+    "NoAnswer",
+    "NothingDescribed",
+    "NothingListening",
+    "UnknownHost",
+    "async_describe",
     # Identity
     "Identity",
     "PeerKey",
@@ -124,6 +145,16 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
 
 _MODULES = {
     "_codec": ("UndecodableError", "UnpackLimits", "unpack_untrusted"),
+    "_describe": (
+        "DescribeError",
+        "Described",
+        "ForeignAnswer",
+        "NoAnswer",
+        "NothingDescribed",
+        "NothingListening",
+        "UnknownHost",
+        "async_describe",
+    ),
     "_identity": ("PeerKey", "owns", "peer_id_of", "verify"),
     "_signatures": ("Identity",),
     "core": ("CoreConfig", "OrderingCore", "Phase"),

@@ -7,6 +7,7 @@ nothing, and no one can make us connect anywhere else (another machine's service
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
 import socket
@@ -27,6 +28,7 @@ __all__ = [
     "is_ipv4",
     "parse_gossip",
     "parse_listen_address",
+    "reachable_listen",
 ]
 
 MAX_GOSSIP = 32
@@ -120,6 +122,21 @@ def parse_listen_address(field: Any, who: str) -> tuple[str, int] | None:
     ):
         raise Broken(f"hello field 'listen' from {who} is malformed")
     return (field[0], field[1])
+
+
+def reachable_listen(
+    listen: tuple[str, int] | None, writer: asyncio.StreamWriter
+) -> tuple[str, int] | None:
+    """Where the peer at the other end of ``writer``'s connection can reach our listener, as our
+    hello tells it: ``listen``; for a listener on every interface (0.0.0.0, which no peer can
+    dial) the address this connection runs from, on the interface that reaches that peer (None
+    if unknown). Without it, a peer that gives no ``--interface`` is never gossiped to others."""
+    if listen is None or listen[0] not in ("0.0.0.0", ""):
+        return listen
+    local = writer.get_extra_info("sockname")
+    if isinstance(local, tuple) and is_ipv4(str(local[0])) and local[0] != "0.0.0.0":
+        return (str(local[0]), listen[1])
+    return None
 
 
 def is_ipv4(text: str) -> bool:

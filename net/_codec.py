@@ -17,6 +17,7 @@ __all__ = [
     "KIND_ACK",
     "KIND_CONFIRM",
     "KIND_DATA",
+    "KIND_DESCRIBE",
     "KIND_EPHEMERAL",
     "KIND_HELLO",
     "KIND_KEY_EXCHANGE",
@@ -37,6 +38,8 @@ HEADER = struct.Struct(">I")
 """The length prefix of every frame."""
 KIND_HELLO, KIND_DATA, KIND_ACK, KIND_REFUSE, KIND_PEERS = 0, 1, 2, 3, 4
 KIND_EPHEMERAL, KIND_KEY_EXCHANGE, KIND_CONFIRM, KIND_PROOF = 5, 6, 7, 8
+KIND_DESCRIBE = 9
+"""A stranger's request to be told which table listens here, and its answer (``net._describe``)."""
 MAX_TEXT = 200
 """Longest text field of a hello, and longest refusal reason repeated from the other side."""
 

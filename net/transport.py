@@ -78,7 +78,7 @@ import secrets
 from collections.abc import Coroutine
 from typing import Any
 
-from ._addresses import MAX_GOSSIP, LocalNetworks, parse_gossip
+from ._addresses import MAX_GOSSIP, LocalNetworks, parse_gossip, reachable_listen
 from ._codec import (
     KIND_ACK,
     KIND_DATA,
@@ -90,6 +90,7 @@ from ._codec import (
     Refused,
 )
 from ._connection import Connection, authenticate, cancel_within, prove_key
+from ._describe import Description
 from ._handshake import (
     CODE_NEEDED,
     NO_CODE_HERE,
@@ -157,6 +158,8 @@ class Mesh:
         self._connections: set[Connection] = set()
         """Every open connection, linked or still in its handshake."""
         self._closing = False
+        self.description = Description(self.me.protocol, self.me.table)
+        """What a stranger asking which table is here is told (``net._describe``)."""
         self._networks = LocalNetworks(self.config.local_networks)
         self._gates = CodeCheckGates(self.config.wrong_code_delay, _loop_time)
         self._budgets = HandshakeBudgets(
@@ -382,7 +385,7 @@ class Mesh:
         if expected is not None and self.config.table_code is not None:
             return await self._dial_coded(connection, expected)
         mine = _send_hello(self, connection, self._link(expected)) if expected else b""
-        raw = await connection.read_handshake_raw()
+        raw = await self.description.read_opening(connection, listening=expected is None)
         received = parse_hello(connection.decode(raw), connection.who)
         resume = check_hello(received, self.me, self.config.table_code is not None)
         hello = received.hello
@@ -541,7 +544,8 @@ def _send_hello(mesh: Mesh, connection: Connection, link: MeshLink | None) -> by
     known = link.state.remote_incarnation if link is not None else None
     coded = mesh.config.table_code is not None
     nonce = secrets.token_bytes(NONCE_SIZE)
-    return connection.write(hello_body(mesh.me, resume, known, mesh._listen, coded, nonce))
+    listen = reachable_listen(mesh._listen, connection.writer)  # 0.0.0.0 is no address to dial
+    return connection.write(hello_body(mesh.me, resume, known, listen, coded, nonce))
 
 
 def _share_addresses(mesh: Mesh, new: MeshLink) -> None:

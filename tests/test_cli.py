@@ -76,6 +76,9 @@ def _nerts_lan(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         (["join", *HEADLESS, "--wait", "0"], "join: error: --wait must be from 0 to 60 seconds"),
         (["join", *HEADLESS, "--team", "0"], "join: error: --team must be from 1 to 8"),
         (["join", *HEADLESS, "--timeout", "soon"], "join: error: argument --timeout: invalid"),
+        (["join", *HEADLESS, "--address", "10.0.0.9:0"], "join: error: --address: the port"),
+        (["join", *HEADLESS, "--address", "ta ble"], "join: error: --address: 'ta ble' is not"),
+        (["join", *HEADLESS, "--address", "[::1]:7777"], "join: error: --address: '[::1]:7777'"),
         # replay
         (["replay"], "nerts-lan replay: error: the following arguments are required: file"),
         (["replay", "/no/such/log"], "nerts-lan replay: error: cannot read /no/such/log"),

@@ -180,6 +180,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
                 on_host=self.show_host_form if networked else None,
                 on_join=self.join_table if networked else None,
                 on_stats=self.show_stats,
+                on_join_address=self.show_address_form if networked else None,
             )
         )
 
@@ -189,6 +190,10 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
 
     def show_host_form(self) -> None:
         self._show_lobby(host_form=True)
+
+    def show_address_form(self) -> None:
+        """The lobby's form to join a table by its address (when the list does not show it)."""
+        self._show_lobby(host_form=False, address_form=True)
 
     def join_table(self, table: ListedTable) -> None:
         if table.needs_code:
@@ -388,7 +393,9 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
             return str(self.current.player())
         return str(self.settings.player_name or "You")
 
-    def _show_lobby(self, host_form: bool, code_table: ListedTable | None = None) -> None:
+    def _show_lobby(
+        self, host_form: bool, code_table: ListedTable | None = None, address_form: bool = False
+    ) -> None:
         player = self._player_name()
         self._replace(
             LobbyScreen(
@@ -401,6 +408,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
                 self.show_menu,
                 host_form=host_form,
                 code_table=code_table,
+                address_form=address_form,
             )
         )
 

@@ -8,12 +8,17 @@ game was at, while the LAN still lists it, goes back to that seat instead (``not
 While the player sits in the lobby of that table, ``lobby()`` is the latest ``LobbyView`` and
 the lobby commands (sit, ready, bot, start) go to the table; once a round is
 dealt, ``poll`` hands the session over (to the table screen, which then owns and closes it).
-Nothing here imports pyglet.
+A player whose network hides the adverts (multicast dropped) types the host's address instead:
+``join_address`` asks it which table is there on the browser's thread (``looking`` meanwhile),
+then joins it, or first wants its code (``code_wanted``) when it is private; the host's lobby
+shows where to type (``join_addresses``). Nothing here imports pyglet.
 """
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 
 from nerts_lan.advert import (
@@ -25,6 +30,7 @@ from nerts_lan.advert import (
     refusal_text,
 )
 from nerts_lan.browse import CHECK_EVERY, TableBrowser
+from nerts_lan.by_address import AddressError, parse_address, shareable_addresses
 from nerts_lan.comeback import live_table
 from nerts_lan.engine import Options
 from nerts_lan.identity import laptop_key
@@ -71,6 +77,13 @@ class LanLobby:
         self.paused = False
         """The table waits for enough of its members (the last ``TablePaused`` said so)."""
         self._closed = False
+        self._looking: _LookUp | None = None
+        self._by_address: dict[str, TableInfo] = {}
+        """Tables found by the address the player typed, by id."""
+        self.code_wanted: ListedTable | None = None
+        """A table found by address that is private: the lobby asks for its code, then joins."""
+        self._shared: tuple[tuple[str | None, int], list[str]] | None = None
+        """This laptop's addresses others may type, and the interface and port they are for."""
 
     # --- the list of tables ---------------------------------------------------------------------
 
@@ -79,7 +92,10 @@ class LanLobby:
         return [_listed(t) for t in browser.tables()] if browser is not None else []
 
     def advertised(self, table_id: str) -> TableInfo | None:
-        """What the advert of ``table_id`` says (address and port included)."""
+        """What the advert of ``table_id`` says (address and port included), or what the
+        table said when asked at the address the player typed."""
+        if table_id in self._by_address:
+            return self._by_address[table_id]
         browser = self._browse()
         return browser.table(table_id) if browser is not None else None
 
@@ -116,6 +132,7 @@ class LanLobby:
     ) -> None:
         self.leave()
         self._notice = ""
+        self.code_wanted = None
         table = self.advertised(table_id)
         if table is None:
             self._problem = "that table is gone"
@@ -125,6 +142,59 @@ class LanLobby:
         options.incarnation = int(time.time() * 1000)
         options.table_code = normalize_code(code) if code else None
         self._start(LanSession.join(options, table, wait=False))
+
+    def join_address(self, player: str, typed: str) -> None:
+        """Ask the address the player typed (``192.168.1.20:7777``, a host name) which table is
+        there, then join it; ``problem`` says why not, in words (see the module)."""
+        self.leave()
+        self._notice = ""
+        self.code_wanted = None
+        try:
+            host, port = parse_address(typed)
+        except AddressError as error:
+            self._problem = str(error)
+            return
+        browser = self._browse()
+        if browser is None:
+            return
+        self._problem = ""
+        self._looking = _LookUp(player, f"{host}:{port}", browser.look_up(host, port))
+
+    @property
+    def looking(self) -> str | None:
+        """The address being asked which table is there (None: none)."""
+        return self._looking.where if self._looking is not None else None
+
+    def join_addresses(self) -> list[str]:
+        """What others may type to join the player's table: this laptop's addresses (the one of
+        the default route, most likely the Wi-Fi, first) with the table's port."""
+        port = self.session.status.port if self.session is not None else 0
+        if not port:
+            return []
+        key = (self.interface, port)
+        if self._shared is None or self._shared[0] != key:
+            self._shared = (key, [f"{a}:{port}" for a in shareable_addresses(self.interface)])
+        return list(self._shared[1])
+
+    def _looked_up(self) -> None:
+        """Once the typed address answered: join its table, or want its code first."""
+        look = self._looking
+        if look is None or not look.answer.done():
+            return
+        self._looking = None
+        try:
+            table = look.answer.result()
+        except AddressError as error:
+            self._problem = str(error)
+            return
+        except Exception as error:  # the browser closed meanwhile, say
+            self._problem = f"could not ask {look.where}: {error or type(error).__name__}"
+            return
+        self._by_address[table.table_id] = table
+        if table.needs_code:
+            self.code_wanted = _listed(table)
+        else:
+            self.join(look.player, table.table_id)
 
     def _options(self, player: str, team: int | None = None) -> LanOptions:
         key = laptop_key()
@@ -191,6 +261,7 @@ class LanLobby:
 
     def leave(self) -> None:
         self.paused = False
+        self._looking = None
         session, self.session = self.session, None
         if session is not None:
             session.close()
@@ -198,6 +269,7 @@ class LanLobby:
     def poll(self, now: float) -> Session | None:
         """Refresh the list; the session once a round is dealt at the player's table (once)."""
         self._browse()
+        self._looked_up()
         session = self.session
         if session is None:
             return None
@@ -235,6 +307,15 @@ class LanLobby:
         if self._browser is None and not self._closed:
             self._browser = TableBrowser(self.interface, check_every=self.check_every)
         return self._browser
+
+
+@dataclass(frozen=True)
+class _LookUp:
+    """The address the player typed, being asked which table is there."""
+
+    player: str
+    where: str
+    answer: Future[TableInfo]
 
 
 def _listed(table: TableInfo) -> ListedTable:

@@ -73,6 +73,26 @@ class LobbyProvider(Protocol):
         table's ``code`` if it has one."""
         ...
 
+    def join_address(self, player: str, typed: str) -> None:
+        """Ask the address the player typed (``192.168.1.20:7777`` or a host name, the port
+        optional) which table is there, and join it (``code_wanted`` first if it is private)."""
+        ...
+
+    @property
+    def looking(self) -> str | None:
+        """The address being asked which table is there (None: none)."""
+        ...
+
+    @property
+    def code_wanted(self) -> ListedTable | None:
+        """The private table found at the typed address: its code is wanted (then ``join``)."""
+        ...
+
+    def join_addresses(self) -> list[str]:
+        """What others may type to join the player's table (``ADDRESS:PORT``, the likely
+        Wi-Fi's first); [] when at none."""
+        ...
+
     def set_ready(self, ready: bool) -> None:
         """Say the player is (not) ready; the host starts once everyone is."""
         ...
@@ -143,6 +163,21 @@ class NoNetwork:
     ) -> None:
         if self._status:
             self._status("joining a LAN table is not available yet")
+
+    def join_address(self, player: str, typed: str) -> None:
+        if self._status:
+            self._status("joining a LAN table is not available yet")
+
+    @property
+    def looking(self) -> str | None:
+        return None
+
+    @property
+    def code_wanted(self) -> ListedTable | None:
+        return None
+
+    def join_addresses(self) -> list[str]:
+        return []
 
     def set_ready(self, ready: bool) -> None:
         pass

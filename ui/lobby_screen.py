@@ -1,14 +1,16 @@
 """The table's lobby: host a table (its options), then who is here, the teams, ready and Start.
 
-Two steps on one screen. ``host_form=True`` starts with the host's choices (the table's name,
-teams, partnership, flip, target, private with a fresh code or open) and "Open table";
-``code_table`` starts with the code a private table asks for (and comes back to it when the code
-was wrong); after hosting or joining it shows the table (with its code, for a private one)
-as the ``LobbyProvider`` reports it: members, each team's seats (with a "Sit here" button for
-another team, and "+ Bot" for the host), who is ready, the player's Ready toggle and, for the
-host, Start, enabled only when the table machine says the match can start (its reason shows
-otherwise). Once a round is dealt the provider hands over the session and ``on_session`` opens
-the table; a player who joins mid-match watches it.
+Two steps on one screen. ``host_form=True`` starts with the host's choices (the table's name, teams,
+partnership, flip, target, private with a fresh code or open) and "Open table"; ``code_table``
+starts with the code a private table asks for (and comes back to it when the code was wrong);
+``address_form`` starts with the address of a table to join (a network that hides the tables: the
+lobby asks that address which table is there, then joins it, or asks for its code first); after
+hosting or joining it shows the table (with its code, for a private one) as the ``LobbyProvider``
+reports it: members, each team's seats (with a "Sit here" button for another team, and "+ Bot" for
+the host), who is ready, the player's Ready toggle and, for the host, Start, enabled only when the
+table machine says the match can start (its reason shows otherwise), and the addresses others may
+type to join by address. Once a round is dealt the provider hands over the session and
+``on_session`` opens the table; a player who joins mid-match watches it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from pyglet.graphics import Group
 from pyglet.window import key as keys
 
-from nerts_lan.advert import make_table_code, normalize_code
+from nerts_lan.advert import DEFAULT_PORT, make_table_code, normalize_code
 from nerts_lan.engine import BACK_COLOURS, Options
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.session import Session
@@ -56,6 +58,7 @@ class LobbyScreen(FormScreen, Screen):
         on_back: Callable[[], None],
         host_form: bool = False,
         code_table: ListedTable | None = None,
+        address_form: bool = False,
     ) -> None:
         self.window = window
         self.batch = batch
@@ -70,6 +73,10 @@ class LobbyScreen(FormScreen, Screen):
         self.code: str | None = None
         """The host's code for the table it opens (None: an open table)."""
         self._typed_code = ""
+        self.address_form = address_form
+        """The player types the address of the table to join (see the module)."""
+        self._typed_address = ""
+        self._shown_looking: str | None = None
         self._code_problem = ""
         self.teams = 4
         self.partnership = False
@@ -100,7 +107,12 @@ class LobbyScreen(FormScreen, Screen):
             return True
         view = self.lobby.lobby()
         self._give_up_opening(now, view)
-        if view is not self._shown or self._bottom_line() != self._shown_problem:
+        self._follow_address()
+        if (
+            view is not self._shown
+            or self._bottom_line() != self._shown_problem
+            or self.lobby.looking != self._shown_looking
+        ):
             self.resize(self.window.width, self.window.height)
         dirty, self.dirty = self.dirty, False
         return dirty
@@ -112,8 +124,11 @@ class LobbyScreen(FormScreen, Screen):
         self.items.append(Panel(self.batch, self.group, panel, alpha=215))
         self._shown = self.lobby.lobby()
         self._shown_problem = self._bottom_line()
+        self._shown_looking = self.lobby.looking
         if self.host_form:
             self._build_form(panel)
+        elif self.address_form:
+            self._build_address_form(panel)
         elif self.code_table is not None and not self.lobby.active:
             self._build_code_form(panel, self.code_table)
         else:
@@ -291,6 +306,76 @@ class LobbyScreen(FormScreen, Screen):
             self.lobby.join(self.player, table.table_id, code=code)
         self.resize(self.window.width, self.window.height)
 
+    # --- join by address ------------------------------------------------------------------------
+
+    def _build_address_form(self, panel: Rect) -> None:
+        x, y = panel.x + 28, panel.top - 44
+        self.text("Join by address", x, y, size=24, bold=True, colour=ACCENT)
+        y -= 44
+        self.text(
+            "When a table does not show up by itself (some networks hide it), type the "
+            "address its host's lobby shows",
+            x,
+            y,
+            size=14,
+            colour=TEXT_DIM,
+        )
+        y -= 56
+        self.text("Address", x, y, size=15)
+        self.name_field = TextField(
+            self.batch,
+            self.group,
+            self.text_group,
+            Rect(x + 200, y - 17, min(360.0, panel.right - x - 228), 34),
+            self._typed_address,
+            max_length=64,
+        )
+        self.name_field.focus(True)
+        self.text(
+            f"like 192.168.1.20:{DEFAULT_PORT}, or a host name (the port may be left out)",
+            x + 200,
+            y - 44,
+            size=12,
+            colour=TEXT_DIM,
+        )
+        looking = self.lobby.looking
+        if looking is not None:
+            self.text(f"Asking {looking} which table is there…", x + 200, y - 72, colour=GOOD)
+        self.button(Rect(x, panel.y + 24, 200, 46), "Join", self._join_address, (40, 120, 72))
+        self.button(Rect(x + 220, panel.y + 24, 140, 46), "Back", self._back, (70, 70, 80))
+
+    def _join_address(self) -> None:
+        if self.name_field is not None:
+            self._typed_address = self.name_field.value
+        self._open_problem = ""
+        self.lobby.join_address(self.player, self._typed_address)
+        self.resize(self.window.width, self.window.height)
+
+    def _follow_address(self) -> None:
+        """The typed address led to a table: on to it, or to its code when it is private."""
+        if not self.address_form:
+            return
+        wanted = self.lobby.code_wanted
+        if wanted is not None:
+            self.code_table = wanted
+        elif not self.lobby.active:
+            return
+        self._clear()  # keeps what was typed, while this is still the address form
+        self.address_form = False
+        self.resize(self.window.width, self.window.height)
+
+    def _build_join_addresses(self, panel: Rect) -> None:
+        """The host's: where the others may type to join (when the table does not show up on
+        their screens by itself), above the bottom of the members' column."""
+        addresses = self.lobby.join_addresses()
+        if not addresses:
+            return
+        mx, y = panel.x + 56 + _column(panel), panel.y + 172
+        self.text("Not on their screens? They join by address:", mx, y, size=12, colour=TEXT_DIM)
+        for address in addresses[:3]:
+            y -= 22
+            fit(self.text(address, mx, y, size=15, bold=True), panel.right - 16 - mx)
+
     # --- the table -----------------------------------------------------------------------------
 
     def _build_table(self, panel: Rect, view: LobbyView | None) -> None:
@@ -310,6 +395,8 @@ class LobbyScreen(FormScreen, Screen):
         self._build_teams(panel, view, settings, y - 80)
         self._build_members(panel, view)
         self._build_actions(panel, view, x)
+        if view.is_host:
+            self._build_join_addresses(panel)
 
     def _build_heading(
         self, panel: Rect, view: LobbyView, settings: TableSettings, x: float, y: float
@@ -486,6 +573,8 @@ class LobbyScreen(FormScreen, Screen):
                 field.focus(False)
                 if self.host_form:
                     self._open()
+                elif self.address_form:
+                    self._join_address()
                 else:
                     self._join_with_code()
             elif symbol == keys.ESCAPE:
@@ -494,6 +583,8 @@ class LobbyScreen(FormScreen, Screen):
             self._back()
         elif symbol in (keys.ENTER, keys.RETURN) and self.host_form:
             self._open()
+        elif symbol in (keys.ENTER, keys.RETURN) and self.address_form:
+            self._join_address()
         elif symbol in (keys.ENTER, keys.RETURN) and self.name_field is not None:
             self._join_with_code()  # the code form
 
@@ -504,6 +595,8 @@ class LobbyScreen(FormScreen, Screen):
         if self.name_field is not None:
             if self.host_form:
                 self._table_name = self.name_field.value
+            elif self.address_form:
+                self._typed_address = self.name_field.value
             else:
                 self._typed_code = self.name_field.value
             self.name_field.delete()

@@ -44,10 +44,12 @@ class MenuScreen(FormScreen, Screen):
         on_host: Callable[[], None] | None = None,
         on_join: Callable[[ListedTable], None] | None = None,
         on_stats: Callable[[], None] | None = None,
+        on_join_address: Callable[[], None] | None = None,
     ) -> None:
-        """``on_host()`` opens the host's form and ``on_join(table)`` joins ``table`` (with a
-        network); without them the buttons only say that the LAN is not available.
-        ``on_stats()`` opens the Stats screen."""
+        """``on_host()`` opens the host's form, ``on_join(table)`` joins ``table`` and
+        ``on_join_address()`` opens the form to join a table by its address (with a network);
+        without them the buttons only say that the LAN is not available. ``on_stats()`` opens
+        the Stats screen."""
         self.window = window
         self.batch = batch
         self.settings = settings
@@ -58,6 +60,7 @@ class MenuScreen(FormScreen, Screen):
         self.on_host = on_host
         self.on_join = on_join
         self.on_stats = on_stats
+        self.on_join_address = on_join_address
         self.target = 100
         self.group = Group(order=0)
         self.text_group = Group(order=1)
@@ -178,6 +181,10 @@ class MenuScreen(FormScreen, Screen):
             Rect(x, right.y + 20, right.w - 40, 46), "Host a table", self._host, (52, 90, 130)
         )
         draw_network(self, x, right.y + 90, right.right - 20)
+        # For a network that hides the tables (multicast dropped): the host's lobby shows it.
+        # (Above the Host button, clear of the network's line just above it.)
+        by_address = Rect(x, right.y + 114, right.w - 40, 36)
+        self.button(by_address, "Join by address", self._join_address, (52, 70, 84))
 
     def close(self) -> None:
         self._store_name()
@@ -280,6 +287,15 @@ class MenuScreen(FormScreen, Screen):
             return
         self.lobby.host(self._player(), HostRequest(f"{self._player()}'s table"))
         self._message = "Hosting LAN tables comes with the network: try Practice meanwhile"
+        self.resize(self.window.width, self.window.height)
+
+    def _join_address(self) -> None:
+        self._store_name()
+        if self.on_join_address is not None:
+            self.on_join_address()
+            return
+        self.lobby.join_address(self._player(), "")
+        self._message = "Joining LAN tables comes with the network: try Practice meanwhile"
         self.resize(self.window.width, self.window.height)
 
     def _joiner(self, table: ListedTable) -> Callable[[], None]:

@@ -124,7 +124,7 @@ def run_join(args: argparse.Namespace) -> int:
     _require_headless(args, "join")
     peer = _peer_config(args, "join")
     with _usage_errors("join"):
-        config = headless.JoinConfig(peer, table=args.table, wait=args.wait)
+        config = headless.JoinConfig(peer, table=args.table, wait=args.wait, address=args.address)
     return headless.join(config)
 
 

@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..advert import DEFAULT_PORT
 from ..bots import LEVELS
 from ..replay import PACE, SPEEDS
 from ..sim import DEFAULT_MAX_ACTIONS
@@ -224,6 +225,14 @@ def _add_join_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--wait", type=float, default=10.0, metavar="SECONDS", help="how long to look for the table"
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        metavar="HOST:PORT",
+        help="join the table at this address (an IPv4 address or a host name; the port "
+        f"defaults to {DEFAULT_PORT}) instead of looking for it: for networks that block "
+        "discovery (the host's lobby shows its addresses)",
     )
 
 

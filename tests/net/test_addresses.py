@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from typing import Any, cast
 
 import pytest
 
@@ -13,6 +14,7 @@ from net._addresses import (
     is_ipv4,
     parse_gossip,
     parse_listen_address,
+    reachable_listen,
 )
 from net._codec import Broken
 
@@ -91,3 +93,24 @@ def test_a_listening_address_is_an_ipv4_host_and_a_port() -> None:
 def test_ipv4_means_a_dotted_quad() -> None:
     assert is_ipv4("10.0.0.1")
     assert not is_ipv4("10.1") and not is_ipv4("::1") and not is_ipv4("host")
+
+
+class _Writer:
+    """The one thing ``reachable_listen`` asks of a connection's writer."""
+
+    def __init__(self, sockname: object) -> None:
+        self.sockname = sockname
+
+    def get_extra_info(self, name: str) -> object:
+        assert name == "sockname"
+        return self.sockname
+
+
+def test_a_listener_on_every_interface_names_the_address_each_connection_runs_from() -> None:
+    def writer(sockname: object) -> Any:
+        return cast(Any, _Writer(sockname))
+
+    assert reachable_listen(("10.0.0.5", 7777), writer(("10.0.0.5", 7777))) == ("10.0.0.5", 7777)
+    assert reachable_listen(("0.0.0.0", 7777), writer(("10.0.0.5", 51000))) == ("10.0.0.5", 7777)
+    assert reachable_listen(("0.0.0.0", 7777), writer(None)) is None  # never 0.0.0.0
+    assert reachable_listen(None, writer(("10.0.0.5", 51000))) is None

@@ -14,14 +14,17 @@ from collections.abc import Callable
 from ._codec import KIND_DATA
 from ._connection import Connection
 from ._link import QueuedFrame
-from .transport import Hello, Mesh, MeshConfig, MeshListener, _Link
+from ._meshparts import MeshLink as _Link
+from .transport import Hello, Mesh, MeshConfig, MeshListener
 
 __all__ = ["DelayedMesh"]
 
 
 class DelayedMesh(Mesh):
     """A mesh that holds back each ordered frame it writes by ``delay()`` seconds, order kept
-    (a frame is not written if its connection is gone or it was acknowledged meanwhile)."""
+    (a frame is not written if its connection is gone or it was acknowledged meanwhile), and
+    each datagram it sends by ``delay()`` too unless ``tcp_only`` (no order kept: datagrams
+    may arrive out of order anyway)."""
 
     def __init__(
         self,
@@ -29,9 +32,12 @@ class DelayedMesh(Mesh):
         listener: MeshListener,
         config: MeshConfig | None,
         delay: Callable[[], float],
+        tcp_only: bool = False,
     ) -> None:
         super().__init__(me, listener, config)
         self._delay = delay
+        if not tcp_only:
+            self.datagrams.delay = delay
         self._release_at: weakref.WeakKeyDictionary[_Link, float] = weakref.WeakKeyDictionary()
 
     def _send_data(self, link: _Link, frame: QueuedFrame) -> None:
@@ -39,6 +45,7 @@ class DelayedMesh(Mesh):
         release = max(self._release_at.get(link, 0.0), loop.time() + self._delay())
         self._release_at[link] = release
         loop.call_at(release, self._write_late, link, link.connection, frame)
+        self.datagrams.send(link, frame)
 
     @staticmethod
     def _write_late(link: _Link, connection: Connection | None, frame: QueuedFrame) -> None:

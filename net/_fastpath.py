@@ -109,6 +109,8 @@ class DatagramPath(asyncio.DatagramProtocol):
         self._transport = cast(asyncio.DatagramTransport, transport)
 
     def close(self) -> None:
+        if self.counts:
+            log.info("datagrams of %s: %s", self.me.peer, dict(sorted(self.counts.items())))
         if self._resend is not None:
             self._resend.cancel()
         if self._transport is not None:
@@ -154,7 +156,10 @@ class DatagramPath(asyncio.DatagramProtocol):
     def send(self, link: MeshLink, frame: QueuedFrame) -> None:
         """Send a numbered frame by datagram too, if it is small and the peer takes them."""
         side = self._sending(link)
-        if side is None or len(frame.data) > MAX_DATAGRAM_DATA:
+        if side is None:
+            return
+        if len(frame.data) > MAX_DATAGRAM_DATA:
+            self.counts["too big"] += 1
             return
         if self._send(link, side, frame):
             side.timer.sent(frame, asyncio.get_running_loop().time())
@@ -227,6 +232,7 @@ class DatagramPath(asyncio.DatagramProtocol):
         datagram = Datagram(self.me.peer, self.me.incarnation, link.state.received, seq, data)
         raw = seal(side.send_key, datagram)
         if len(raw) > MAX_DATAGRAM:
+            self.counts["too big"] += 1
             return False
         if self.delay is None:
             self._write(raw, side.destination)

@@ -63,6 +63,8 @@ class _Side:
     send_key: bytes | None = None
     """The key the peer takes datagrams under (None: it has not announced one)."""
     destination: tuple[str, int] | None = None
+    acked: int = 0
+    """The last number we acknowledged by datagram."""
     timer: ResendTimer = field(default_factory=ResendTimer)
 
 
@@ -90,7 +92,7 @@ class DatagramPath(asyncio.DatagramProtocol):
         self._deliver = deliver
         self._transport: asyncio.DatagramTransport | None = None
         self._sides: dict[str, _Side] = {}
-        self._acks: dict[str, MeshLink] = {}
+        self._acks: dict[str, tuple[MeshLink, bool]] = {}
         self._resend: asyncio.TimerHandle | None = None
 
     async def async_open(self, host: str, port: int) -> None:
@@ -172,12 +174,14 @@ class DatagramPath(asyncio.DatagramProtocol):
         if side is not None:
             side.timer.acknowledged(upto, asyncio.get_running_loop().time())
 
-    def acknowledge(self, link: MeshLink) -> None:
-        """Tell the peer what we received, on TCP and by datagram, once this turn of the loop
-        is over (one acknowledgement per burst)."""
+    def acknowledge(self, link: MeshLink, by_datagram: bool = False) -> None:
+        """Tell the peer what we received once this turn of the loop is over (one
+        acknowledgement per burst): on TCP, or by datagram for what came by datagram (the
+        peer's TCP may be stuck; what TCP brought, TCP acknowledges, unless resent)."""
         if not self._acks:
             asyncio.get_running_loop().call_soon(self._send_acks)
-        self._acks[link.peer] = link
+        _, before = self._acks.get(link.peer, (link, False))
+        self._acks[link.peer] = (link, before or by_datagram)
 
     # --- asyncio's side ------------------------------------------------------------------------
 
@@ -207,14 +211,16 @@ class DatagramPath(asyncio.DatagramProtocol):
         if opened.seq == 0:
             return
         frames = link.state.receive_datagram(opened.seq, opened.data)
+        side = self._sides[link.peer]  # its key let the datagram in
         if frames is None:
             self.counts["duplicate"] += 1
-            self.acknowledge(link)  # our acknowledgement may have been lost
+            if opened.seq <= side.acked:
+                self.acknowledge(link, by_datagram=True)  # resent: our acknowledgement was lost
             return
         if frames:
             self.counts["delivered"] += 1
             self._deliver(link, frames)
-            self.acknowledge(link)
+            self.acknowledge(link, by_datagram=True)
 
     def _accept_key(self, peer: str) -> bytes | None:
         side = self._sides.get(peer)
@@ -248,13 +254,15 @@ class DatagramPath(asyncio.DatagramProtocol):
 
     def _send_acks(self) -> None:
         acks, self._acks = self._acks, {}
-        for link in acks.values():
+        for link, by_datagram in acks.values():
+            side = self._sending(link)
+            if by_datagram and side is not None:
+                side.acked = link.state.received
+                self._send(link, side, None)
+                continue
             connection = link.connection
             if connection is not None and (received := link.state.ack_due()) is not None:
                 connection.write([KIND_ACK, received])
-            side = self._sending(link)
-            if side is not None:
-                self._send(link, side, None)
 
     def _arm(self, when: float | None) -> None:
         """Run the resend timer at ``when`` (if it is not due to run before)."""

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .peerprocess import PeerProcess
 
@@ -64,11 +64,11 @@ def _lossy_figures() -> dict[str, Any]:
     try:
         lab.lose(LOSSY, 0.02)
         hosts = _Namespaces(lab)
-        steady = {mode: _latencies(hosts, _SLOW_LINK, env) for mode, env in _MODES.items()}
+        steady = {m: _latencies(hosts, _SLOW_LINK, env, rounds=3) for m, env in _MODES.items()}
         bursts = {}
         for mode, env in _MODES.items():
             with _bursts(lab) as ends:
-                traces = _latencies(hosts, _SLOW_LINK, env, raw=True)
+                traces = _latencies(hosts, _SLOW_LINK, env, raw=True, rounds=3)
             bursts[mode] = _burst_figures(traces, ends)
         return {"one_lossy_link": steady, "bursts": bursts}
     finally:
@@ -124,13 +124,14 @@ def _latencies(
     lossy_env: dict[str, str],
     every_env: dict[str, str] | None = None,
     raw: bool = False,
+    rounds: int = 1,
 ) -> Any:
-    """One round of 4 bots (``lossy_env`` for the lossy peer, ``every_env`` for all): the
+    """``rounds`` of 4 bots (``lossy_env`` for the lossy peer, ``every_env`` for all): the
     figures, or with ``raw`` the traces."""
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
         traces = [base / f"trace{i}.jsonl" for i in range(4)]
-        bot = ["--bot", "hard", "--bot-delay", "0.2", "--rounds", "1"]
+        bot = ["--bot", "hard", "--bot-delay", "0.2", "--rounds", str(rounds)]
         peers: list[PeerProcess] = []
         try:
             for index in range(4):
@@ -176,7 +177,7 @@ def _figures(traces: list[list[list[Any]]]) -> dict[str, Any]:
     }
 
 
-def _burst_figures(traces: list[list[list[Any]]], ends: list[float]) -> dict[str, Any]:
+def _burst_figures(traces: list[list[list[Any]]], bursts: list[_Burst]) -> dict[str, Any]:
     """Remote apply among the peers other than the lossy one, and the lossy peer's moves made
     during a burst, applied elsewhere: how long after the burst's end."""
     submitted = _submitted(traces)
@@ -193,37 +194,48 @@ def _burst_figures(traces: list[list[list[Any]]], ends: list[float]) -> dict[str
             if peer not in lossy:
                 among_others.append(when - sent)
                 continue
-            end = next((e for e in ends if e - BURST_LENGTH <= sent <= e), None)
-            if end is not None:
-                after_burst.append(max(0.0, when - end))
+            burst = next((b for b in bursts if b.blocked <= sent <= b.unblocking), None)
+            if burst is not None:
+                after_burst.append(max(0.0, when - burst.ended))
     return {
-        "bursts": len(ends),
+        "bursts": len(bursts),
         "others_remote_apply_ms": _percentiles(among_others),
         "lossy_moves_after_burst_end_ms": _percentiles(after_burst),
         "all": _figures(traces),
     }
 
 
+class _Burst(NamedTuple):
+    """When the lossy peer's packets were all dropped (monotonic): from ``blocked`` (the rules
+    are in) until ``unblocking`` (their removal begins) for sure; all flow from ``ended``."""
+
+    blocked: float
+    unblocking: float
+    ended: float
+
+
 @contextlib.contextmanager
-def _bursts(lab: Any) -> Iterator[list[float]]:
+def _bursts(lab: Any) -> Iterator[list[_Burst]]:
     """Every ``BURST_EVERY`` seconds, drop everything to and from the lossy peer for
-    ``BURST_LENGTH``; yields the list of the bursts' ends (monotonic), filled as they come."""
-    ends: list[float] = []
+    ``BURST_LENGTH``; yields the list of the bursts, filled as they come."""
+    bursts: list[_Burst] = []
     stop = threading.Event()
 
     def run(block: Callable[[int], None], unblock: Callable[[int], None]) -> None:
         while not stop.wait(BURST_EVERY):
             block(LOSSY)
+            blocked = time.monotonic()
             try:
                 stop.wait(BURST_LENGTH)
             finally:
+                unblocking = time.monotonic()
                 unblock(LOSSY)
-            ends.append(time.monotonic())  # the rules are gone: packets flow again
+            bursts.append(_Burst(blocked, unblocking, time.monotonic()))
 
     thread = threading.Thread(target=run, args=(lab.block, lab.unblock), daemon=True)
     thread.start()
     try:
-        yield ends
+        yield bursts
     finally:
         stop.set()
         thread.join(5)

@@ -17,7 +17,6 @@ __all__ = [
     "KIND_ACK",
     "KIND_CONFIRM",
     "KIND_DATA",
-    "KIND_DATAGRAMS",
     "KIND_EPHEMERAL",
     "KIND_HELLO",
     "KIND_KEY_EXCHANGE",
@@ -38,8 +37,6 @@ HEADER = struct.Struct(">I")
 """The length prefix of every frame."""
 KIND_HELLO, KIND_DATA, KIND_ACK, KIND_REFUSE, KIND_PEERS = 0, 1, 2, 3, 4
 KIND_EPHEMERAL, KIND_KEY_EXCHANGE, KIND_CONFIRM, KIND_PROOF = 5, 6, 7, 8
-KIND_DATAGRAMS = 9
-"""The key and port under which one end of a link takes datagrams (``net._fastpath``)."""
 MAX_TEXT = 200
 """Longest text field of a hello, and longest refusal reason repeated from the other side."""
 

@@ -21,7 +21,7 @@ import hashlib
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ._codec import UndecodableError, UnpackLimits, pack_body, unpack_untrusted
 from ._link import QueuedFrame
@@ -32,9 +32,11 @@ __all__ = [
     "MAX_DATAGRAM_DATA",
     "Datagram",
     "ResendTimer",
+    "announcement",
     "datagram_secret",
     "link_key",
     "open_datagram",
+    "parse_announcement",
     "seal",
 ]
 
@@ -59,6 +61,36 @@ class Datagram(NamedTuple):
     ack: int
     seq: int = 0
     data: bytes = b""
+
+
+_ANNOUNCED = "datagrams"
+"""The host of the address-list entry that announces a datagram key: no IPv4 address, so that a
+peer older than datagrams skips the entry as it skips every unusable address (a new frame kind
+would make it close the connection as malformed)."""
+_KEY_PREFIX = "key:"
+
+
+def announcement(key: bytes, port: int) -> list[Any]:
+    """The address list (``KIND_PEERS``) by which one end of a link announces the key it takes
+    datagrams under, and its UDP port."""
+    return [[_KEY_PREFIX + key.hex(), _ANNOUNCED, port]]
+
+
+def parse_announcement(book: list[Any]) -> tuple[bytes, int] | None:
+    """The key and port an address list announces; None if it is no announcement (an
+    announcement with a malformed key is none either: as an address list it is skipped)."""
+    if not (len(book) == 1 and isinstance(book[0], list) and len(book[0]) == 3):
+        return None
+    label, host, port = book[0]
+    if host != _ANNOUNCED or not isinstance(label, str) or not label.startswith(_KEY_PREFIX):
+        return None
+    try:
+        key = bytes.fromhex(label[len(_KEY_PREFIX) :])
+    except ValueError:
+        return None
+    if len(key) != DATAGRAM_KEY_SIZE or type(port) is not int or not 0 < port < 65536:
+        return None
+    return key, port
 
 
 def link_key(announced: bytes, secret: bytes) -> bytes:

@@ -2,9 +2,10 @@
 adapter of ``net._datagrams``.
 
 Each mesh binds a UDP socket on its TCP listener's address and port. Once a connection of a link
-is up, each end tells the other over it (``[KIND_DATAGRAMS, key, port]``) the key it accepts that
-link's datagrams under (random, fresh per connection; at a coded table mixed with a secret of the
-connection, as the announcement itself is not encrypted) and the UDP port it takes them on. From
+is up, each end tells the other over it (in an address list, ``_datagrams.announcement``, which
+older peers skip) the key it accepts that link's datagrams under (random, fresh per connection;
+at a coded table mixed with a secret of the connection, as the announcement itself is not
+encrypted) and the UDP port it takes them on. From
 then on every small numbered frame is written on TCP and also sent as one datagram to the
 connection's address at that port; acknowledgements go both ways too, coalesced per turn of the
 loop, and a frame not acknowledged within a short timer is resent by datagram. A peer that
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ._codec import KIND_ACK, KIND_DATAGRAMS
+from ._codec import KIND_ACK, KIND_PEERS
 from ._connection import Connection
 from ._datagrams import (
     DATAGRAM_KEY_SIZE,
@@ -33,8 +34,10 @@ from ._datagrams import (
     MAX_DATAGRAM_DATA,
     Datagram,
     ResendTimer,
+    announcement,
     link_key,
     open_datagram,
+    parse_announcement,
     seal,
 )
 from ._handshake import Hello
@@ -126,23 +129,19 @@ class DatagramPath(asyncio.DatagramProtocol):
             return
         announced = secrets.token_bytes(DATAGRAM_KEY_SIZE)
         side.accept_key = link_key(announced, connection.datagram_secrets[1])
-        connection.write([KIND_DATAGRAMS, announced, self.port])
+        connection.write([KIND_PEERS, announcement(announced, self.port)])
 
-    def announced(self, link: MeshLink, connection: Connection, body: list[Any]) -> bool:
-        """The peer's announcement ``body`` came on ``connection``; False if malformed."""
-        if not (
-            len(body) == 3
-            and isinstance(body[1], bytes)
-            and len(body[1]) == DATAGRAM_KEY_SIZE
-            and type(body[2]) is int
-            and 0 < body[2] < 65536
-        ):
+    def announced(self, link: MeshLink, connection: Connection, book: list[Any]) -> bool:
+        """Whether the address list ``book`` from the peer on ``connection`` is its datagram
+        announcement (and if so, take it)."""
+        announced = parse_announcement(book)
+        if announced is None:
             return False
         side = self._sides.get(link.peer)
         if side is None or side.connection is not connection or self._transport is None:
             return True  # we take no datagrams (or it came late): TCP alone
-        side.send_key = link_key(body[1], connection.datagram_secrets[0])
-        side.destination = (connection.address, body[2])
+        side.send_key = link_key(announced[0], connection.datagram_secrets[0])
+        side.destination = (connection.address, announced[1])
         spent = 0
         for frame in list(link.state.unacked):  # what TCP is resending may be stuck behind a loss
             if spent > ANNOUNCE_BUDGET:

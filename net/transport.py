@@ -83,7 +83,6 @@ from ._addresses import MAX_GOSSIP, LocalNetworks, parse_gossip
 from ._codec import (
     KIND_ACK,
     KIND_DATA,
-    KIND_DATAGRAMS,
     KIND_EPHEMERAL,
     KIND_PEERS,
     KIND_REFUSE,
@@ -513,10 +512,9 @@ class Mesh:
                 self._ephemeral(link.peer, body[1])
         elif kind == KIND_ACK and size == 2 and isinstance(body[1], int):
             self.datagrams.acknowledged(link, body[1])
-        elif kind == KIND_DATAGRAMS and self.datagrams.announced(link, connection, body):
-            pass
         elif kind == KIND_PEERS and size == 2 and isinstance(body[1], list):
-            _learn_addresses(self, link.peer, body[1])
+            if not self.datagrams.announced(link, connection, body[1]):
+                _learn_addresses(self, link.peer, body[1])
         elif kind == KIND_REFUSE and size == 2 and isinstance(body[1], str):
             raise Broken(f"{link.peer} closed the connection: {body[1][:MAX_TEXT]}")
         else:

@@ -8,14 +8,17 @@ import itertools
 import msgpack
 import pytest
 
+from net._addresses import parse_gossip
 from net._codec import Broken
 from net._datagrams import (
     MAX_DATAGRAM,
     Datagram,
     ResendTimer,
+    announcement,
     datagram_secret,
     link_key,
     open_datagram,
+    parse_announcement,
     seal,
 )
 from net._link import LinkState, QueuedFrame, ReorderBuffer
@@ -72,6 +75,25 @@ def test_a_coded_tables_datagram_key_is_not_the_announced_one() -> None:
     secret = datagram_secret(b"frame key")
     assert link_key(announced, secret) not in (announced, secret)
     assert link_key(announced, secret) == link_key(announced, datagram_secret(b"frame key"))
+
+
+def test_the_announcement_rides_in_an_address_list_that_older_peers_skip() -> None:
+    """A peer older than datagrams closes a connection on an unknown frame kind, but skips an
+    address-list entry whose host is no IPv4 address: it simply gets TCP alone."""
+    book = announcement(KEY, 7777)
+    assert parse_announcement(book) == (KEY, 7777)
+    assert list(parse_gossip(book, "b", "a")) == []  # what an older peer does with it
+    assert parse_announcement([["b", "10.0.0.2", 7777]]) is None  # a real address list
+    assert parse_announcement([*book, *book]) is None
+    for bad in (
+        [["key:" + "zz" * 32, "datagrams", 7777]],
+        [["key:" + KEY.hex()[:-2], "datagrams", 7777]],
+        [["key:" + KEY.hex(), "datagrams", 0]],
+        [["nokey", "datagrams", 7777]],
+    ):
+        assert parse_announcement(bad) is None, bad
+        assert list(parse_gossip(bad, "b", "a")) == []
+    assert parse_announcement([["key:" + KEY.hex(), "datagrams", True]]) is None
 
 
 def test_datagrams_ahead_of_a_gap_wait_for_it_then_come_in_order() -> None:

@@ -12,8 +12,9 @@ loop, and a frame not acknowledged within a short timer is resent by datagram. A
 never announces (an older one, or one with ``MeshConfig.datagrams`` off) gets TCP alone.
 
 A datagram is looked up by the sender's peer id, never by its source address (a laptop whose
-address changed keeps delivering), and dropped, counted in ``DatagramPath.counts``, if it is
-malformed, from no linked peer, wrongly tagged, or of another incarnation of the sender.
+address changed keeps delivering, and our datagrams follow it there), and dropped, counted in
+``DatagramPath.counts``, if it is malformed, from no linked peer, wrongly tagged, or of another
+incarnation of the sender.
 """
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ class DatagramPath(asyncio.DatagramProtocol):
 
     def datagram_received(self, data: bytes, addr: Any) -> None:
         try:
-            self._receive(data)
+            self._receive(data, addr)
         except Exception:  # hostile input must never end the path
             self.counts["failed"] += 1
             log.exception("a datagram from %s", addr)
@@ -196,7 +197,7 @@ class DatagramPath(asyncio.DatagramProtocol):
 
     # --- helpers -------------------------------------------------------------------------------
 
-    def _receive(self, raw: bytes) -> None:
+    def _receive(self, raw: bytes, source: Any) -> None:
         self.counts["received"] += 1
         opened = open_datagram(raw, self._accept_key)
         if isinstance(opened, str):
@@ -218,6 +219,10 @@ class DatagramPath(asyncio.DatagramProtocol):
             return
         if frames:
             self.counts["delivered"] += 1
+            if side.send_key is not None and isinstance(source, tuple):
+                # New frames under the link's key: the peer is there now (a laptop that roamed
+                # keeps its link; a replay from elsewhere is a duplicate and moves nothing).
+                side.destination = (str(source[0]), int(source[1]))
             self._deliver(link, frames)
             self.acknowledge(link, by_datagram=True)
 

@@ -116,3 +116,24 @@ def test_forged_garbled_replayed_and_stale_datagrams_are_dropped_and_counted() -
         assert b.problems == []
 
     run_meshes(scenario)
+
+
+def test_datagrams_follow_a_peer_to_the_address_its_new_frames_come_from() -> None:
+    """As if ``a`` had moved: ``b`` sends to an old address until a datagram with new frames
+    comes from ``a``; then its acknowledgements reach ``a`` there."""
+
+    async def scenario(meshes: Meshes) -> None:
+        a, b = await _linked_through_held_tcp(meshes)
+        await until(lambda: b.mesh.datagrams._sending(b.mesh._links["a"]) is not None)
+        side = b.mesh.datagrams._sides["a"]
+        assert side.destination is not None
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as gone:
+            gone.bind(("127.0.0.1", 0))
+            side.destination = gone.getsockname()  # nobody reads there any more
+            real = a.datagrams.port
+            a.send("b", b"from the new address")
+            await until(lambda: len(b.frames) == 1)
+            assert side.destination == ("127.0.0.1", real)
+            await until(lambda: a.queued("b") == 0)  # b's acknowledgement by datagram came
+
+    run_meshes(scenario)

@@ -255,7 +255,7 @@ def _percentiles(values: list[float]) -> dict[str, float]:
     def at(fraction: float) -> float:
         return round(ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000, 2)
 
-    return {"p50": at(0.5), "p99": at(0.99), "max": round(ordered[-1] * 1000, 2)}
+    return {"n": len(ordered), "p50": at(0.5), "p99": at(0.99), "max": round(ordered[-1] * 1000, 2)}
 
 
 def _read_trace(path: Path) -> list[list[Any]]:

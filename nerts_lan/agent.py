@@ -212,6 +212,7 @@ class TableAgent:
             table_code=self.options.table_code,
             key=self.options.key,
             before_send=self._before_send,
+            datagrams=_datagrams_wanted(),
         )
         self.port = await async_start_on_default_port(self.node, interface)
         self._post_status()
@@ -498,6 +499,14 @@ def _injected_delay() -> Callable[[], float] | None:
         return None
     chance = random.Random()
     return lambda: chance.uniform(low, high) + (0.2 if chance.random() < loss else 0.0)
+
+
+def _datagrams_wanted() -> bool:
+    """Whether small frames go by UDP datagram too (``net._fastpath``): yes unless
+    ``NERTS_LAN_DATAGRAMS=0`` (the benchmark compares with TCP alone)."""
+    import os
+
+    return os.environ.get("NERTS_LAN_DATAGRAMS", "1") != "0"
 
 
 class _Trace:

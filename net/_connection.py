@@ -27,6 +27,7 @@ from ._codec import (
     pack_body,
     unpack_untrusted,
 )
+from ._datagrams import datagram_secret
 from ._handshake import (
     CONFIRMATION_SIZE,
     HANDSHAKE_TIMEOUT,
@@ -84,6 +85,9 @@ class Connection:
         self.binding = b""
         """What peer key proofs on this connection sign besides the hellos: a value of the
         session key once authenticated (``SessionKeys.binding``)."""
+        self.datagram_secrets = (b"", b"")
+        """The secrets this connection's datagram keys are mixed with, ours and the other
+        end's (empty until authenticated: an open table's announced keys are used as they are)."""
         peer = writer.get_extra_info("peername")
         self.address = str(peer[0]) if isinstance(peer, tuple) else "unknown"
         """The other end's IP address: what strangers are charged to."""
@@ -225,6 +229,7 @@ async def authenticate(
     connection.outgoing_tags = FrameTags(keys.outgoing)
     connection.incoming_tags = FrameTags(keys.incoming)
     connection.binding = keys.binding
+    connection.datagram_secrets = (datagram_secret(keys.outgoing), datagram_secret(keys.incoming))
 
 
 async def prove_key(

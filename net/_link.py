@@ -6,6 +6,10 @@ the link is reliable and FIFO. A peer that restarts comes back with a new incarn
 number afresh, and what we queued is renumbered and kept (frames are addressed to the peer, not to
 an incarnation, and some of them, a welcome into the group, were meant for the new one).
 
+Frames may also arrive by datagram (``net._datagrams``), out of order and more than once: one
+that comes ahead of a gap is held in a bounded ``ReorderBuffer`` until the gap is filled, by a
+datagram or by TCP, and whichever copy of a frame comes second is a duplicate.
+
 No sockets and no clock: the asyncio adapter (``net.transport.Mesh``) tells it what happened.
 """
 
@@ -17,7 +21,7 @@ from typing import NamedTuple
 
 from ._codec import Broken
 
-__all__ = ["LinkState", "QueuedFrame", "existing_connection_wins"]
+__all__ = ["LinkState", "QueuedFrame", "ReorderBuffer", "existing_connection_wins"]
 
 
 class QueuedFrame(NamedTuple):
@@ -25,6 +29,36 @@ class QueuedFrame(NamedTuple):
 
     seq: int
     data: bytes
+
+
+@dataclass
+class ReorderBuffer:
+    """Frames that arrived by datagram ahead of a gap, held until the gap is filled (by a
+    datagram or by TCP). Bounded: a frame beyond ``limit`` of the last delivered is dropped
+    (TCP brings it)."""
+
+    limit: int = 256
+    _held: dict[int, bytes] = field(default_factory=dict)
+
+    def hold(self, seq: int, data: bytes, received: int) -> bool:
+        """Keep frame ``seq`` (``received``: the last delivered); False if over the bound."""
+        if seq - received > self.limit:
+            return False
+        self._held[seq] = data
+        return True
+
+    def successors(self, received: int) -> list[bytes]:
+        """The held frames that now follow ``received`` without a gap, in order (taken out)."""
+        taken: list[bytes] = []
+        while (data := self._held.pop(received + len(taken) + 1, None)) is not None:
+            taken.append(data)
+        return taken
+
+    def clear(self) -> None:
+        self._held.clear()
+
+    def __len__(self) -> int:
+        return len(self._held)
 
 
 @dataclass(eq=False)
@@ -40,6 +74,8 @@ class LinkState:
     """The number of the last frame delivered from the peer."""
     acked_received: int = 0
     """The number of the last frame we acknowledged."""
+    held: ReorderBuffer = field(default_factory=ReorderBuffer)
+    """Frames that came by datagram ahead of ``received + 1``."""
 
     def queue(self, data: bytes) -> QueuedFrame:
         """Number ``data`` and keep it until acknowledged; the frame to write."""
@@ -58,6 +94,7 @@ class LinkState:
         restarted = self.remote_incarnation is not None and self.remote_incarnation != incarnation
         if restarted:
             self.received = self.acked_received = 0
+            self.held.clear()
             queued = [frame.data for frame in self.unacked]
             self.unacked = deque(QueuedFrame(seq, data) for seq, data in enumerate(queued, 1))
             self.next_out = len(queued) + 1
@@ -79,6 +116,29 @@ class LinkState:
             raise Broken(f"frame {seq} from {self.peer} skips {self.received + 1}")
         self.received = seq
         return True
+
+    def receive_frame(self, seq: int, data: bytes) -> list[bytes]:
+        """Frame ``seq`` arrived on a connection (FIFO): the frames to deliver now, in order
+        (none if a datagram brought it first; ``Broken`` if it skips one)."""
+        if not self.receive(seq):
+            return []
+        return [data, *self._release()]
+
+    def receive_datagram(self, seq: int, data: bytes) -> list[bytes] | None:
+        """Frame ``seq`` arrived by datagram: the frames to deliver now, in order (none if it is
+        ahead of a gap, held or dropped over the buffer's bound); None if it is a duplicate."""
+        if seq <= self.received:
+            return None
+        if seq > self.received + 1:
+            self.held.hold(seq, data, self.received)
+            return []
+        self.received = seq
+        return [data, *self._release()]
+
+    def _release(self) -> list[bytes]:
+        following = self.held.successors(self.received)
+        self.received += len(following)
+        return following
 
     def ack_due(self) -> int | None:
         """The acknowledgement to send now (all received so far), or None if it was sent."""

@@ -60,6 +60,10 @@ class MeshConfig:
     local_networks: Callable[[], Iterable[ipaddress.IPv4Network]] | None = None
     """Looks up the networks of our interfaces, the only ones a peer can make us dial (None:
     ask the operating system)."""
+    datagrams: bool = True
+    """Send small numbered frames by UDP datagram too, beside TCP, and resend them by datagram
+    when unacknowledged (``net._fastpath``): a lost TCP segment then holds no frame for TCP's
+    200 ms retransmission timeout. Off: TCP alone (as a peer that never announces datagrams)."""
     key: PeerKey | None = None
     """Our peer key, whose id the hello's peer id must be: every handshake then proves that each
     end holds the key of the id it claims, and links only with peers that have one (None: no
@@ -103,7 +107,6 @@ class MeshLink:
     dialer: asyncio.Task[None] | None = None
     dialed_by_me: bool = False
     wanted: bool = True
-    ack_scheduled: bool = False
     known: bool = False
     """The application dialed or wrote to this peer: its connections are no stranger's."""
 

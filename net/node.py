@@ -42,6 +42,7 @@ class Node:
         table_code: str | None = None,
         key: PeerKey | None = None,
         before_send: Callable[[OrderingCore], None] = lambda core: None,
+        datagrams: bool = True,
     ) -> None:
         """``on_link(peer, up)`` tells when a TCP link comes up or goes down (a vanished peer is
         noticed by the core's own timers too); ``on_problem(who, reason)`` reports a connection
@@ -53,7 +54,8 @@ class Node:
         each call into the core, before the frames it wants sent go out: the place to keep what
         must survive a crash (the core's ``vote_record()``, before anyone hears the vote) and to
         notice ``core.paused``. ``delay``: fault injection for tests and benchmarks, the seconds
-        to hold back each ordered frame this peer sends (order kept)."""
+        to hold back each ordered frame this peer sends (order kept). ``datagrams``: send small
+        frames by UDP datagram too (``MeshConfig.datagrams``; off: TCP alone)."""
         self.core = core
         self.clock = clock
         self._on_events = on_events
@@ -61,7 +63,9 @@ class Node:
         self._on_problem = on_problem
         self._before_send = before_send
         listener = _NodeListener(self, on_ephemeral)
-        config = MeshConfig(max_frame=max_frame, table_code=table_code, key=key)
+        config = MeshConfig(
+            max_frame=max_frame, table_code=table_code, key=key, datagrams=datagrams
+        )
         self.mesh = (
             Mesh(hello, listener, config)
             if delay is None

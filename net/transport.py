@@ -10,7 +10,8 @@ Application frames are numbered per link and kept until the other side acknowled
 a TCP connection drops (Wi-Fi hiccup, a laptop lid) the next connection resends what was lost:
 within one incarnation of each peer every link is reliable and FIFO, which the ordering core
 relies on. A peer that restarts comes back with a new incarnation: both sides start the link
-afresh and the application is told (it catches up from a snapshot).
+afresh and the application is told (it catches up from a snapshot). Small frames go by UDP
+datagram too, resent within tens of milliseconds, so no lost TCP segment holds them (``_fastpath``).
 
 Ephemeral frames are the other kind, for what is stale a moment later (a pointer position): at
 most ``MAX_EPHEMERAL`` bytes, no number, never queued nor resent, written only while the link is
@@ -57,14 +58,13 @@ between frames a link may stay silent as long as it likes.
 Every connection may send us at most so many frames and bytes a second (``RateLimits``, token
 buckets with a burst): over it we stop reading from that connection until the bucket refills, so
 TCP backpressure slows the flooder alone while the event loop serves the other links as usual.
-Ephemeral frames have a bucket of their own, and the ones over it are dropped.
+Ephemeral frames have a bucket of their own, and the ones over it are dropped. A stranger may
+instead ask which table is here (``net._describe``): the host answers with its advert's properties.
 
 The pure parts live in private modules and are tested in memory: the link state machine
-(``net._link``), the hello codec, session keys, frame tags and the code check gate
-(``net._handshake``), the rate limits (``net._ratelimit``), the address policy
-(``net._addresses``) and the frame codec (``net._codec``). ``Mesh`` is the asyncio adapter that
-drives them over TCP (``net._connection`` frames one connection). Everything here runs in one
-asyncio loop; the listener is called from it.
+(``net._link``), datagrams (``net._datagrams``), the hello codec, session keys, frame tags and the
+code check gate (``net._handshake``), the rate limits, the address policy and the frame codec.
+``Mesh`` drives them over TCP (``net._connection``) in one asyncio loop, calling the listener.
 """
 
 from __future__ import annotations
@@ -91,6 +91,7 @@ from ._codec import (
 )
 from ._connection import Connection, authenticate, cancel_within, prove_key
 from ._describe import Description
+from ._fastpath import DatagramPath
 from ._handshake import (
     CODE_NEEDED,
     NO_CODE_HERE,
@@ -138,7 +139,6 @@ _BACKLOG = 16
 under a flood, at most that many descriptors more than the stranger pool, until we close them."""
 
 log = logging.getLogger(__name__)
-_Link = MeshLink  # the name net._faults knows it by
 
 
 class Mesh:
@@ -169,12 +169,14 @@ class Mesh:
         self._strangers: StrangerPool[Connection] = StrangerPool(
             total, self.config.max_strangers_per_address
         )
+        self.datagrams = DatagramPath(self.me, self.config, self._links.get, self._deliver)
 
     async def async_listen(self, host: str, port: int = 0) -> int:
         """Accept connections on ``host:port`` (0 picks a free port); the port."""
         self._server = await asyncio.start_server(self._serve, host, port, backlog=_BACKLOG)
         self.port = self._server.sockets[0].getsockname()[1]
         self._listen = (host, self.port)
+        await self.datagrams.async_open(host, self.port)
         return self.port
 
     def connect(self, peer: str, host: str, port: int) -> None:
@@ -192,6 +194,7 @@ class Mesh:
         if link is None:
             return
         link.wanted = False
+        self.datagrams.forget(peer)
         if link.dialer is not None:
             link.dialer.cancel()
         if link.connection is not None:
@@ -240,6 +243,7 @@ class Mesh:
         acknowledging, as after a one-way cut) is dropped after ``CLOSE_GRACE`` seconds, and a
         task that outlives its cancel is reported, never waited for without end."""
         self._closing = True
+        self.datagrams.close()
         if self._server is not None:
             self._server.close()
         # Closing every connection, not only the linked ones, ends every task that reads one,
@@ -260,9 +264,10 @@ class Mesh:
     # --- for subclasses (fault injection) ------------------------------------------------------
 
     def _send_data(self, link: MeshLink, frame: QueuedFrame) -> None:
-        """Write a numbered frame on the link's live connection."""
+        """Write a numbered frame on the link's live connection, and send it by datagram."""
         assert link.connection is not None
         link.connection.write([KIND_DATA, frame.seq, frame.data])
+        self.datagrams.send(link, frame)
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -463,6 +468,7 @@ class Mesh:
         for frame in list(link.state.unacked):
             connection.write([KIND_DATA, frame.seq, frame.data])
         _share_addresses(self, link)
+        self.datagrams.attached(link, connection)
         self._listener.link_up(opened.hello, restarted)
         return link
 
@@ -502,31 +508,26 @@ class Mesh:
             and isinstance(body[1], int)
             and isinstance(body[2], bytes)
         ):
-            if link.state.receive(body[1]):
-                self._listener.frame_received(link.peer, body[2])
-                self._schedule_ack(link, connection)
+            self._deliver(link, link.state.receive_frame(body[1], body[2]))
         elif kind == KIND_EPHEMERAL and size == 2 and isinstance(body[1], bytes):
             if meter.allow_ephemeral(asyncio.get_running_loop().time()):
                 self._ephemeral(link.peer, body[1])
         elif kind == KIND_ACK and size == 2 and isinstance(body[1], int):
-            link.state.trim(body[1])
+            self.datagrams.acknowledged(link, body[1])
         elif kind == KIND_PEERS and size == 2 and isinstance(body[1], list):
-            _learn_addresses(self, link.peer, body[1])
+            if not self.datagrams.announced(link, connection, body[1]):
+                _learn_addresses(self, link.peer, body[1])
         elif kind == KIND_REFUSE and size == 2 and isinstance(body[1], str):
             raise Broken(f"{link.peer} closed the connection: {body[1][:MAX_TEXT]}")
         else:
             raise Broken(f"malformed frame from {link.peer}")
 
-    def _schedule_ack(self, link: MeshLink, connection: Connection) -> None:
-        # One acknowledgement per burst: it runs once the buffered frames are read.
-        if not link.ack_scheduled:
-            link.ack_scheduled = True
-            asyncio.get_running_loop().call_soon(self._ack, link, connection)
-
-    def _ack(self, link: MeshLink, connection: Connection) -> None:
-        link.ack_scheduled = False
-        if link.connection is connection and (received := link.state.ack_due()) is not None:
-            connection.write([KIND_ACK, received])
+    def _deliver(self, link: MeshLink, frames: list[bytes]) -> None:
+        """Hand frames the link received, in order, to the application, and acknowledge them."""
+        for data in frames:
+            self._listener.frame_received(link.peer, data)
+        if frames:
+            self.datagrams.acknowledge(link)
 
     def _ephemeral(self, peer: str, data: bytes) -> None:
         if len(data) > MAX_EPHEMERAL:

@@ -22,7 +22,7 @@ def _private_data_folder(
 # Every test is marked by where it runs, so the inner loop can leave the slow kinds out:
 # python3 -m pytest -m "not sim and not realnet and not netns and not window"
 _MARKS_BY_PATH = (
-    ("tests/net_real/test_netns.py", "netns"),
+    ("tests/net_real/test_netns", "netns"),
     ("tests/net_real/", "realnet"),
     ("tests/ui/test_layout.py", None),
     ("tests/ui/test_wording.py", None),

@@ -1,153 +1,35 @@
-"""Hosts in network namespaces, made by the tests themselves (root only).
-
-Every host is a namespace with one veth interface on a bridge that lives in a namespace of its
-own, so nothing touches the machine's real interfaces, and the only addresses used are inside
-those namespaces. Faults: a link taken down (a partition), a one-way cut (one host drops what
-another sends it) and random packet loss with iptables (this kernel has no netem; delay is
-injected in the project's own transport instead). Every iptables rule lives in a namespace of the
-lab and carries its tag, so it goes with the lab.
-"""
+"""The tests' network namespaces: ``nerts_lan.netlab`` (the LAN benchmark uses it too), with a
+test skipped, not failed, where namespaces or iptables are missing."""
 
 from __future__ import annotations
 
-import os
-import secrets
-import shutil
-import subprocess
-
 import pytest
+
+from nerts_lan import netlab
+
+__all__ = ["NetLab", "require_root_and_ip"]
 
 
 def require_root_and_ip() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("network namespaces need root (CI runs as root)")
-    if shutil.which("ip") is None:
-        pytest.skip("iproute2 (ip) is not installed")
+    try:
+        netlab.require_root_and_ip()
+    except netlab.NetLabUnavailable as why:
+        pytest.skip(str(why))
 
 
-class NetLab:
-    """``hosts`` namespaces on one private bridge, with addresses 10.213.N.1, .2, ..."""
+class NetLab(netlab.NetLab):
+    """``nerts_lan.netlab.NetLab``; a test that needs what is missing here is skipped."""
 
     def __init__(self, hosts: int) -> None:
         require_root_and_ip()
-        self.tag = "nl" + secrets.token_hex(3)
-        self.subnet = int(secrets.token_hex(1), 16)
-        self.bridge = f"{self.tag}-br"
-        self.hosts = [f"{self.tag}-h{i}" for i in range(hosts)]
-        self._made: list[str] = []
         try:
-            self._build()
-        except subprocess.CalledProcessError as error:
-            self.close()
-            pytest.fail(f"could not build the test network: {error.stderr}")
-
-    def address(self, host: int) -> str:
-        return f"10.213.{self.subnet}.{host + 1}"
-
-    def prefix(self, host: int) -> list[str]:
-        """The command prefix that runs a program on ``host``."""
-        return ["ip", "netns", "exec", self.hosts[host]]
-
-    def cut(self, host: int) -> None:
-        """Take ``host``'s link down: a partition."""
-        self._ip("-n", self.bridge, "link", "set", f"p{host}", "down")
-
-    def heal(self, host: int) -> None:
-        self._ip("-n", self.bridge, "link", "set", f"p{host}", "up")
-
-    def drop_from(self, host: int, source: int) -> None:
-        """A one-way cut: ``host`` drops every packet ``source`` sends it (``source`` still
-        hears ``host``); ``undrop`` heals it."""
-        self._iptables(host, "-A", *self._drop_rule(source))
-
-    def undrop(self, host: int, source: int) -> None:
-        """Heal the one-way cut ``drop_from(host, source)`` made."""
-        self._iptables(host, "-D", *self._drop_rule(source))
-
-    def lose(self, host: int, probability: float) -> None:
-        """Drop packets to and from ``host`` at random with ``probability``."""
-        if shutil.which("iptables") is None:
-            pytest.skip("iptables is not installed")
-        for chain in ("INPUT", "OUTPUT"):
-            subprocess.run(
-                [
-                    *self.prefix(host),
-                    "iptables",
-                    "-A",
-                    chain,
-                    "-m",
-                    "statistic",
-                    "--mode",
-                    "random",
-                    "--probability",
-                    str(probability),
-                    "-j",
-                    "DROP",
-                ],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-
-    def close(self) -> None:
-        """Delete the lab's namespaces (their iptables rules go with them). The programs still
-        running in one keep it alive until they end: stop them first."""
-        for namespace in reversed(self._made):
-            subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
-        self._made.clear()
-
-    def _build(self) -> None:
-        self._netns(self.bridge)
-        self._ip("-n", self.bridge, "link", "add", "br0", "type", "bridge")
-        self._ip("-n", self.bridge, "link", "set", "br0", "up")
-        for index, host in enumerate(self.hosts):
-            self._netns(host)
-            self._ip(
-                "link",
-                "add",
-                f"v{index}",
-                "netns",
-                host,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                f"p{index}",
-                "netns",
-                self.bridge,
-            )
-            self._ip("-n", host, "link", "set", f"v{index}", "name", "eth0")
-            self._ip("-n", host, "addr", "add", f"{self.address(index)}/24", "dev", "eth0")
-            self._ip("-n", host, "link", "set", "eth0", "up")
-            self._ip("-n", host, "link", "set", "lo", "up")
-            self._ip("-n", host, "route", "add", "224.0.0.0/4", "dev", "eth0")
-            self._ip("-n", self.bridge, "link", "set", f"p{index}", "master", "br0")
-            self._ip("-n", self.bridge, "link", "set", f"p{index}", "up")
-
-    def _drop_rule(self, source: int) -> list[str]:
-        return [
-            "INPUT",
-            "-s",
-            self.address(source),
-            "-m",
-            "comment",
-            "--comment",
-            self.tag,
-            "-j",
-            "DROP",
-        ]
+            super().__init__(hosts)
+        except RuntimeError as error:
+            pytest.fail(str(error))
 
     def _iptables(self, host: int, *rule: str) -> None:
-        if shutil.which("iptables") is None:
-            pytest.skip("iptables is not installed")
-        subprocess.run(
-            [*self.prefix(host), "iptables", *rule], check=True, capture_output=True, text=True
-        )
-
-    def _netns(self, name: str) -> None:
-        self._ip("netns", "add", name)
-        self._made.append(name)
-
-    @staticmethod
-    def _ip(*args: str) -> None:
-        subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+        try:
+            netlab.require_iptables()
+        except netlab.NetLabUnavailable as why:
+            pytest.skip(str(why))
+        super()._iptables(host, *rule)

@@ -1,0 +1,181 @@
+"""The datagram path's pure parts in memory: the codec and its tag, the reorder buffer of a link,
+and the resend timer (time passed in)."""
+
+from __future__ import annotations
+
+import itertools
+
+import msgpack
+import pytest
+
+from net._addresses import parse_gossip
+from net._codec import Broken
+from net._datagrams import (
+    MAX_DATAGRAM,
+    Datagram,
+    ResendTimer,
+    announcement,
+    datagram_secret,
+    link_key,
+    open_datagram,
+    parse_announcement,
+    seal,
+)
+from net._link import LinkState, QueuedFrame, ReorderBuffer
+
+KEY = bytes(range(32))
+
+
+def keys(peer: str) -> bytes | None:
+    return KEY if peer == "a" else None
+
+
+def test_a_sealed_datagram_opens_with_its_key() -> None:
+    datagram = Datagram("a", 7, 3, 4, b"move")
+    assert open_datagram(seal(KEY, datagram), keys) == datagram
+    ack = Datagram("a", 7, 9)
+    assert open_datagram(seal(KEY, ack), keys) == ack
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"", "malformed"),
+        (b"\xc1" * 40, "malformed"),
+        (msgpack.packb(["a", 7, 3, 4]) + bytes(16), "malformed"),  # four fields
+        (msgpack.packb(["a", -1, 3, 4, b"x"]) + bytes(16), "malformed"),
+        (msgpack.packb(["a", True, 3, 4, b"x"]) + bytes(16), "malformed"),
+        (msgpack.packb(["a", 7, 3, 0, b"x"]) + bytes(16), "malformed"),  # data without a number
+        (msgpack.packb(["a", 7, 3, 4, "text"]) + bytes(16), "malformed"),
+        (msgpack.packb({"a": 1}) + bytes(16), "malformed"),
+        (bytes(MAX_DATAGRAM + 1), "malformed"),
+        (seal(KEY, Datagram("b", 7, 3, 4, b"x")), "unknown sender"),
+        (seal(bytes(32), Datagram("a", 7, 3, 4, b"x")), "bad tag"),  # forged: another key
+    ],
+)
+def test_what_is_not_a_datagram_of_a_known_sender_is_dropped_with_a_reason(
+    raw: bytes, reason: str
+) -> None:
+    assert open_datagram(raw, keys) == reason
+
+
+def test_any_altered_byte_fails_the_tag() -> None:
+    raw = seal(KEY, Datagram("a", 7, 3, 4, b"move"))
+    for index in range(len(raw)):
+        garbled = bytearray(raw)
+        garbled[index] ^= 0x01
+        assert isinstance(open_datagram(bytes(garbled), keys), str), index
+
+
+def test_a_coded_tables_datagram_key_is_not_the_announced_one() -> None:
+    """The announcement goes over TCP unencrypted: at a coded table the key mixes in a secret
+    that only the two ends of the connection hold."""
+    announced = bytes(32)
+    assert link_key(announced, b"") == announced
+    secret = datagram_secret(b"frame key")
+    assert link_key(announced, secret) not in (announced, secret)
+    assert link_key(announced, secret) == link_key(announced, datagram_secret(b"frame key"))
+
+
+def test_the_announcement_rides_in_an_address_list_that_older_peers_skip() -> None:
+    """A peer older than datagrams closes a connection on an unknown frame kind, but skips an
+    address-list entry whose host is no IPv4 address: it simply gets TCP alone."""
+    book = announcement(KEY, 7777)
+    assert parse_announcement(book) == (KEY, 7777)
+    assert list(parse_gossip(book, "b", "a")) == []  # what an older peer does with it
+    assert parse_announcement([["b", "10.0.0.2", 7777]]) is None  # a real address list
+    assert parse_announcement([*book, *book]) is None
+    for bad in (
+        [["key:" + "zz" * 32, "datagrams", 7777]],
+        [["key:" + KEY.hex()[:-2], "datagrams", 7777]],
+        [["key:" + KEY.hex(), "datagrams", 0]],
+        [["nokey", "datagrams", 7777]],
+    ):
+        assert parse_announcement(bad) is None, bad
+        assert list(parse_gossip(bad, "b", "a")) == []
+    assert parse_announcement([["key:" + KEY.hex(), "datagrams", True]]) is None
+
+
+def test_datagrams_ahead_of_a_gap_wait_for_it_then_come_in_order() -> None:
+    link = LinkState("b")
+    link.connected(incarnation=1, resume=0)
+    assert link.receive_datagram(2, b"two") == []
+    assert link.receive_datagram(3, b"three") == []
+    assert link.receive_datagram(1, b"one") == [b"one", b"two", b"three"]
+    assert link.received == 3
+    assert link.receive_datagram(2, b"two") is None  # a duplicate
+    # The TCP copies come later: duplicates, dropped.
+    assert link.receive_frame(1, b"one") == [] and link.receive_frame(3, b"three") == []
+    assert link.receive_frame(4, b"four") == [b"four"]
+
+
+def test_tcp_fills_the_gap_in_front_of_held_datagrams() -> None:
+    link = LinkState("b")
+    link.connected(incarnation=1, resume=0)
+    assert link.receive_datagram(3, b"three") == []
+    assert link.receive_frame(1, b"one") == [b"one"]
+    assert link.receive_frame(2, b"two") == [b"two", b"three"]
+    assert link.receive_frame(3, b"three") == []
+    with pytest.raises(Broken):
+        link.receive_frame(5, b"five")  # TCP is FIFO: a skip is the other end's bug
+
+
+def test_the_reorder_buffer_is_bounded_and_a_restart_empties_it() -> None:
+    link = LinkState("b", held=ReorderBuffer(limit=4))
+    link.connected(incarnation=1, resume=0)
+    assert link.receive_datagram(4, b"four") == []
+    assert link.receive_datagram(5, b"five") == []  # beyond the bound: dropped, TCP brings it
+    assert len(link.held) == 1
+    link.connected(incarnation=2, resume=0)
+    assert len(link.held) == 0
+    assert link.receive_datagram(1, b"new one") == [b"new one"]
+
+
+def frame(seq: int, size: int = 10) -> QueuedFrame:
+    return QueuedFrame(seq, bytes(size))
+
+
+def test_the_resend_timeout_follows_the_round_trip_within_its_bounds() -> None:
+    timer = ResendTimer()
+    assert timer.timeout == pytest.approx(0.040)  # no round trip measured yet
+    timer.sent(frame(1), now=0.0)
+    timer.acknowledged(1, now=0.001)
+    assert timer.timeout == pytest.approx(0.015)  # 2 x 1 ms + 10 ms is under the floor
+    for seq in range(2, 40):
+        timer.sent(frame(seq), now=seq)
+        timer.acknowledged(seq, now=seq + 0.050)
+    assert timer.timeout == pytest.approx(0.040)  # a slow link: the ceiling
+
+
+def test_an_unacknowledged_frame_is_resent_when_due_and_no_more_once_acknowledged() -> None:
+    timer = ResendTimer()
+    timer.sent(frame(1), now=0.0)
+    timer.sent(frame(2), now=0.010)
+    assert timer.due(now=0.030, budget=10_000) == []
+    assert timer.next_due() == pytest.approx(0.040)
+    assert timer.due(now=0.040, budget=10_000) == [frame(1)]
+    assert timer.due(now=0.050, budget=10_000) == [frame(2)]
+    timer.acknowledged(1, now=0.060)
+    assert timer.smoothed_rtt is None  # a resent frame says nothing of the round trip
+    assert timer.due(now=0.100, budget=10_000) == [frame(2)]
+    timer.acknowledged(2, now=0.101)
+    assert timer.due(now=1.0, budget=10_000) == [] and timer.next_due() is None
+
+
+def test_resends_are_bounded_per_tick_and_slow_down_for_a_peer_that_never_answers() -> None:
+    timer = ResendTimer()
+    for seq in range(1, 11):
+        timer.sent(frame(seq, size=1000), now=0.0)
+    assert [f.seq for f in timer.due(now=0.040, budget=2500)] == [1, 2, 3]
+    assert [f.seq for f in timer.due(now=0.040, budget=100_000)] == list(range(4, 11))
+    lonely = ResendTimer()
+    lonely.sent(frame(1), now=0.0)
+    times = [0.0]
+    while len(times) < 14:
+        now = lonely.next_due() or 0.0
+        if lonely.due(now, budget=1000):
+            times.append(now)
+    gaps = [round(b - a, 3) for a, b in itertools.pairwise(times)]
+    assert gaps[:9] == [0.04] * 9  # patient: every 40 ms, so a burst's end is caught at once
+    assert gaps[9:12] == [0.08, 0.16, 0.32]  # then twice as long each time
+    assert max(gaps) <= 1.0

@@ -57,9 +57,8 @@ between frames a link may stay silent as long as it likes.
 
 Every connection may send us at most so many frames and bytes a second (``RateLimits``, token
 buckets with a burst): over it we stop reading from that connection until the bucket refills, so
-TCP backpressure slows the flooder alone while the event loop serves the other links as usual.
-Ephemeral frames have a bucket of their own, and the ones over it are dropped. A stranger may
-instead ask which table is here (``net._describe``): the host answers with its advert's properties.
+TCP backpressure slows the flooder alone. Ephemeral frames have a bucket of their own (over it they
+are dropped). A stranger may instead ask which table is here (``net._describe``, the host answers).
 
 The pure parts live in private modules and are tested in memory: the link state machine
 (``net._link``), datagrams (``net._datagrams``), the hello codec, session keys, frame tags and the

@@ -63,6 +63,7 @@ from .peer import PeerOptions, TablePeer
 from .replica import RoundEnded
 from .session import PeerGone, PeerHeardAgain, PeerReturned, PeerWentSilent, TablePaused
 from .table import TablePhase
+from .whereabouts import CHECK_INTERVAL, AtTable, Whereabouts, awake_clock
 
 __all__ = ["TableAgent"]
 
@@ -99,6 +100,9 @@ class TableAgent:
         self._vote_path: Path | None = None
         self._vote_kept: VoteRecord | None = None
         """The core's vote record as last kept in ``_vote_path``."""
+        away_after = options.core.exclude_timeout
+        self.whereabouts = Whereabouts(self._post, awake_clock(), away_after, away_after)
+        self._look: asyncio.TimerHandle | None = None
 
     # --- start and stop (coroutines run in the network loop) ------------------------------------
 
@@ -149,7 +153,7 @@ class TableAgent:
     async def async_close(self, leave: bool = True) -> None:
         """Leave the table (telling the others, unless ``leave`` is False) and stop."""
         self._closed = True
-        for timer in self._timers.values():
+        for timer in [*self._timers.values(), *([self._look] if self._look else [])]:
             timer.cancel()
         if self.node is not None:
             if leave:
@@ -211,9 +215,13 @@ class TableAgent:
             table_code=self.options.table_code,
             key=self.options.key,
             before_send=self._before_send,
+            on_link=self._on_link,
+            on_moved=self._on_moved,
         )
         self.port = await self.node.async_start(interface)
         self._post_status()
+        if self._look is None:
+            self._look = asyncio.get_running_loop().call_later(CHECK_INTERVAL, self._look_around)
 
     def _identity(self) -> Identity:
         """What the core signs our actions with, for this table: every action at a LAN table is
@@ -252,6 +260,33 @@ class TableAgent:
             # The table will not have us with this code: ``start_error`` says so.
             self.refused = reason
             self._post_status()
+
+    def _on_moved(self, old: str, new: str) -> None:
+        """Our address changed: the advert, and the mDNS bound to the old address, follow."""
+        if self.options.interface == old:
+            self.options.interface = new
+            discovery, self.discovery = self.discovery, None
+            if discovery is not None:
+                self._spawn(discovery.async_close())
+        self.advert = None  # published again, with the new address
+        if self.node is not None:
+            self.port = self.node.mesh.port
+            self.whereabouts.moved(old, new, _others(self.node, self.options.peer_id))
+        self._post_status()
+        self._publish()
+
+    def _on_link(self, peer: str, up: bool) -> None:
+        if up and self.node is not None:
+            others = _others(self.node, self.options.peer_id)
+            self.whereabouts.linked(self.node.mesh.connected(), others)
+
+    def _look_around(self) -> None:
+        """Every ``CHECK_INTERVAL``: was this laptop away, and is it back at the table?"""
+        if not self._closed:
+            seated = self._ready() and self.joined and not self.paused and not self._silent
+            over = self._lobby is not None and self._lobby.phase == TablePhase.OVER
+            self.whereabouts.tick(awake_clock(), AtTable(seated, over))
+            self._look = asyncio.get_running_loop().call_later(CHECK_INTERVAL, self._look_around)
 
     def _on_ephemeral(self, peer: str, data: bytes) -> None:
         """A pointer update from ``peer``: shown only if it is sane and for a seat ``peer``
@@ -398,7 +433,8 @@ class TableAgent:
         lobby = self._lobby
         if self._closed or lobby is None or lobby.settings is None:
             return
-        if not (lobby.is_host or self._stands_in_for_host(lobby)) or not self.joined:
+        stands_in = _stands_in_for_host(lobby, self.paused, self._silent, self.options.peer_id)
+        if not (lobby.is_host or stands_in) or not self.joined:
             self._withdraw()
             return
         if self.discovery is None:
@@ -422,16 +458,6 @@ class TableAgent:
             self.advert = advert
             self._spawn(self._publish_now())
 
-    def _stands_in_for_host(self, lobby: LobbyView) -> bool:
-        """While the table is paused with its host silent, the table passes to nobody (that
-        takes a decision): the lowest member still heard advertises it meanwhile, so that the
-        host, restarted, finds its table again and brings it back (a table of two whose host
-        holds the lowest id waits for exactly that)."""
-        if not self.paused or lobby.host not in self._silent:
-            return False
-        heard = [peer for peer, _ in lobby.members if peer not in self._silent]
-        return bool(heard) and min(heard) == self.options.peer_id
-
     async def _publish_now(self) -> None:
         if self.discovery is not None and self.advert is not None and not self._closed:
             await self.discovery.async_publish(self.advert)
@@ -453,6 +479,22 @@ def peer_options(options: LanOptions) -> PeerOptions:
         spectate=options.spectate,
         intermission=options.intermission,
     )
+
+
+def _stands_in_for_host(lobby: LobbyView, paused: bool, silent: set[str], me: str) -> bool:
+    """While the table is paused with its host silent, the table passes to nobody (that takes
+    a decision): the lowest member still heard advertises it meanwhile, so that the host,
+    restarted, finds its table again and brings it back (a table of two whose host holds the
+    lowest id waits for exactly that)."""
+    if not paused or lobby.host not in silent:
+        return False
+    heard = [peer for peer, _ in lobby.members if peer not in silent]
+    return bool(heard) and min(heard) == me
+
+
+def _others(node: Node, me: str) -> set[str]:
+    """The other members of the table."""
+    return set(node.core.members) - {me}
 
 
 def _fresh_nonce() -> bytes:

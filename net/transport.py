@@ -74,11 +74,10 @@ import contextlib
 import dataclasses
 import itertools
 import logging
-import secrets
 from collections.abc import Coroutine
 from typing import Any
 
-from ._addresses import MAX_GOSSIP, LocalNetworks, parse_gossip
+from ._addresses import LocalNetworks
 from ._codec import (
     KIND_ACK,
     KIND_DATA,
@@ -93,12 +92,10 @@ from ._connection import Connection, authenticate, cancel_within, prove_key
 from ._handshake import (
     CODE_NEEDED,
     NO_CODE_HERE,
-    NONCE_SIZE,
     WRONG_CODE,
     Hello,
     check_hello,
     check_veiled_hello,
-    hello_body,
     parse_hello,
     veiled_hello_body,
 )
@@ -106,6 +103,7 @@ from ._identity import PeerKey, owns
 from ._link import LinkState, QueuedFrame, existing_connection_wins
 from ._meshparts import DEFAULT_MAX_FRAME, MeshConfig, MeshLink, MeshListener, Opened, Shed
 from ._ratelimit import DEFAULT_RATE_LIMITS, Meter, RateLimits
+from ._roaming import AddressWatch, follow_addresses, learn_addresses, send_hello, share_addresses
 from ._strangers import CodeCheckGates, HandshakeBudgets, StrangerPool, descriptor_share
 
 __all__ = [
@@ -168,8 +166,12 @@ class Mesh:
         )
 
     async def async_listen(self, host: str, port: int = 0) -> int:
-        """Accept connections on ``host:port`` (0 picks a free port); the port."""
+        """Accept connections on ``host:port`` (0 picks a free port); the port. From then on the
+        mesh follows its addresses when they change (``net._roaming``)."""
+        first = self._server is None
         self._server = await asyncio.start_server(self._serve, host, port, backlog=_BACKLOG)
+        if first:
+            self._spawn(follow_addresses(self, AddressWatch()))
         self.port = self._server.sockets[0].getsockname()[1]
         self._listen = (host, self.port)
         return self.port
@@ -381,7 +383,7 @@ class Mesh:
         code; ``Refused`` or ``Broken`` when the two may not link."""
         if expected is not None and self.config.table_code is not None:
             return await self._dial_coded(connection, expected)
-        mine = _send_hello(self, connection, self._link(expected)) if expected else b""
+        mine = send_hello(self, connection, self._link(expected)) if expected else b""
         raw = await connection.read_handshake_raw()
         received = parse_hello(connection.decode(raw), connection.who)
         resume = check_hello(received, self.me, self.config.table_code is not None)
@@ -404,7 +406,7 @@ class Mesh:
             gate = self._gates.of(connection.address, known)
             code = self.config.table_code
             await authenticate(connection, code, self.me.table, gate, False, (raw, veiled))
-        mine = _send_hello(self, connection, self._links.get(hello.peer))
+        mine = send_hello(self, connection, self._links.get(hello.peer))
         await prove_key(connection, self.config.key, hello, (raw, mine), dialed=False)
         # The key exchange and the proofs let other connections run: the pair may have linked
         # meanwhile.
@@ -416,7 +418,7 @@ class Mesh:
         """The dialer's side of a coded handshake: the listener's veiled hello, the code, then
         its whole hello in a tagged frame."""
         assert self.config.table_code is not None
-        dialer_hello = _send_hello(self, connection, self._link(expected))
+        dialer_hello = send_hello(self, connection, self._link(expected))
         raw = await connection.read_handshake_raw()
         check_veiled_hello(connection.decode(raw), self.me, connection.who)
         gate = self._gates.of(connection.address, known=True)
@@ -446,7 +448,7 @@ class Mesh:
         if link.connection is not None:
             link.connection.close()  # one connection per pair: this one wins (see the handshake)
         restarted = link.state.connected(opened.hello.incarnation, opened.resume)
-        link.connection = connection
+        link.connection, link.linked_at = connection, _loop_time()
         link.dialed_by_me = dialed
         connection.who = link.peer
         if link.known:
@@ -459,7 +461,7 @@ class Mesh:
             connection.write([KIND_ACK, link.state.received])
         for frame in list(link.state.unacked):
             connection.write([KIND_DATA, frame.seq, frame.data])
-        _share_addresses(self, link)
+        share_addresses(self, link)
         self._listener.link_up(opened.hello, restarted)
         return link
 
@@ -467,6 +469,8 @@ class Mesh:
         link = self._links.get(peer)
         if link is None or link.connection is None:
             return False
+        if _loop_time() - link.linked_at > self.config.replace_after:
+            return False  # the peer lost its end of it (its address changed): it dials anew
         return existing_connection_wins(self.me.peer, peer, link.dialed_by_me)
 
     async def _pump(self, connection: Connection, link: MeshLink, first: bytes | None) -> None:
@@ -508,7 +512,7 @@ class Mesh:
         elif kind == KIND_ACK and size == 2 and isinstance(body[1], int):
             link.state.trim(body[1])
         elif kind == KIND_PEERS and size == 2 and isinstance(body[1], list):
-            _learn_addresses(self, link.peer, body[1])
+            learn_addresses(self, link.peer, body[1])
         elif kind == KIND_REFUSE and size == 2 and isinstance(body[1], str):
             raise Broken(f"{link.peer} closed the connection: {body[1][:MAX_TEXT]}")
         else:
@@ -533,51 +537,6 @@ class Mesh:
             self._listener.ephemeral_received(peer, data)
         except Exception:  # a bad pointer update must not cost the ordered link
             log.exception("ephemeral frame from %s", peer)
-
-
-def _send_hello(mesh: Mesh, connection: Connection, link: MeshLink | None) -> bytes:
-    """Write our hello (with a fresh nonce); its body, which the key confirmation covers."""
-    resume = link.state.received if link is not None else 0
-    known = link.state.remote_incarnation if link is not None else None
-    coded = mesh.config.table_code is not None
-    nonce = secrets.token_bytes(NONCE_SIZE)
-    return connection.write(hello_body(mesh.me, resume, known, mesh._listen, coded, nonce))
-
-
-def _share_addresses(mesh: Mesh, new: MeshLink) -> None:
-    """Tell a new link every address we know, and every other link the new one's."""
-    if not mesh.config.gossip:
-        return
-    book = [
-        [peer, link.address[0], link.address[1]]
-        for peer, link in sorted(mesh._links.items())
-        if link.address is not None and peer != new.peer
-    ][:MAX_GOSSIP]
-    if new.connection is not None and book:
-        new.connection.write([KIND_PEERS, book])
-    if new.address is not None:
-        for peer, link in mesh._links.items():
-            if peer != new.peer and link.connection is not None:
-                entry = [new.peer, new.address[0], new.address[1]]
-                link.connection.write([KIND_PEERS, [entry]])
-
-
-def _learn_addresses(mesh: Mesh, source: str, book: list[Any]) -> None:
-    if not mesh.config.gossip:
-        return
-    for entry in parse_gossip(book, source, mesh.me.peer):
-        if not mesh._networks.may_dial(entry.host):
-            log.warning(
-                "%s told us of %s at %s, not on our networks: ignored",
-                source,
-                entry.peer,
-                entry.host,
-            )
-            continue
-        link = mesh._links.get(entry.peer)
-        if link is None or link.connection is None:
-            # A restarted peer listens on a new port: dial the address heard most recently.
-            mesh.connect(entry.peer, entry.host, entry.port)
 
 
 def _with_key(me: Hello, key: PeerKey | None) -> Hello:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from net import Identity
+from net import Identity, interface_having
 from net.core import OrderingCore, VoteRecord
 from net.discovery import Advert, Discovery
 from net.errors import LocalProtocolError
@@ -63,7 +63,7 @@ from .peer import PeerOptions, TablePeer
 from .replica import RoundEnded
 from .session import PeerGone, PeerHeardAgain, PeerReturned, PeerWentSilent, TablePaused
 from .table import TablePhase
-from .whereabouts import CHECK_INTERVAL, AtTable, Whereabouts, awake_clock
+from .whereabouts import CHECK_INTERVAL, AtTable, Whereabouts, async_start_here, awake_clock
 
 __all__ = ["TableAgent"]
 
@@ -103,6 +103,7 @@ class TableAgent:
         away_after = options.core.exclude_timeout
         self.whereabouts = Whereabouts(self._post, awake_clock(), away_after, away_after)
         self._look: asyncio.TimerHandle | None = None
+        self._interface = interface_having(options.interface) if options.interface else None
 
     # --- start and stop (coroutines run in the network loop) ------------------------------------
 
@@ -201,7 +202,6 @@ class TableAgent:
     # --- the node -------------------------------------------------------------------------------
 
     async def _start_node(self, core: OrderingCore) -> None:
-        interface = self.options.interface or "0.0.0.0"
         hello = Hello(
             PROTOCOL, self.table_id, self.options.peer_id, self.options.name, core.incarnation
         )
@@ -218,7 +218,10 @@ class TableAgent:
             on_link=self._on_link,
             on_moved=self._on_moved,
         )
-        self.port = await self.node.async_start(interface)
+        address = self.options.interface
+        self.port, now = await async_start_here(self.node, address, self._interface)
+        if address is not None and now != address:
+            self._on_moved(address, now or address)  # it moved while we rejoined
         self._post_status()
         if self._look is None:
             self._look = asyncio.get_running_loop().call_later(CHECK_INTERVAL, self._look_around)

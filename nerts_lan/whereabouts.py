@@ -16,10 +16,13 @@ callable it is given: no sockets, and the time comes with each call.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
+
+from net import Node, interface_addresses
 
 from .session import AddressChanged, Away, BackAtTable, Reconnected, TableGone
 
@@ -30,6 +33,7 @@ __all__ = [
     "MATCH_ENDED_WHILE_AWAY",
     "AtTable",
     "Whereabouts",
+    "async_start_here",
     "awake_clock",
 ]
 
@@ -49,6 +53,26 @@ def awake_clock() -> float:
     if boottime is not None:
         return time.clock_gettime(boottime)
     return time.time()
+
+
+async def async_start_here(
+    node: Node, address: str | None, interface: str | None
+) -> tuple[int, str | None]:
+    """Start ``node`` listening on ``address`` (None: on every interface); the port and the
+    address it listens on. While ``address`` is gone (a seat rejoining the table in the middle
+    of a lease renewal), it listens on the new address of ``interface`` (its name) once there
+    is one: until then it waits, unless the node is closed meanwhile."""
+    while True:
+        try:
+            return await node.async_start(address or "0.0.0.0"), address
+        except OSError:
+            if address is None or interface is None or node.closed:
+                raise
+            now = interface_addresses(interface)
+            if now and address not in now:
+                address = now[0]
+            else:
+                await asyncio.sleep(CHECK_INTERVAL)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ __all__ = [
     "Moved",
     "adapter_addresses",
     "follow_addresses",
+    "interface_addresses",
+    "interface_having",
     "learn_addresses",
     "send_hello",
     "share_addresses",
@@ -63,6 +65,16 @@ def adapter_addresses() -> dict[str, tuple[str, ...]]:
             if ips:
                 found[str(adapter.name)] = ips
     return found
+
+
+def interface_having(address: str) -> str | None:
+    """The name of the interface that has ``address`` now (None: none has it)."""
+    return _interface_of(address, adapter_addresses())
+
+
+def interface_addresses(name: str) -> tuple[str, ...]:
+    """The IPv4 addresses interface ``name`` has now (none while a lease is being renewed)."""
+    return adapter_addresses().get(name, ())
 
 
 class AddressWatch:

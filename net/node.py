@@ -81,6 +81,11 @@ class Node:
         self._flush()
         return listened
 
+    @property
+    def closed(self) -> bool:
+        """``async_close`` was called."""
+        return self._closed
+
     def contact(self, peer: str, host: str, port: int) -> None:
         """Keep a link to a member whose address is known (the host, found over mDNS)."""
         self.mesh.connect(peer, host, port)

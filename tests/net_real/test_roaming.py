@@ -140,3 +140,37 @@ def test_the_advert_of_a_host_that_moved_gives_its_new_address(
         ann.stop()
         if bo is not None:
             bo.stop()
+
+
+def test_a_peer_without_an_address_longer_than_the_table_waits_comes_back(
+    lab3: NetLab, tmp_path: Path
+) -> None:
+    """The old lease goes and the new one comes only after the table let the laptop go: it
+    comes back within seconds of getting its new address, as a returning member (a bot played
+    its seat meanwhile), and plays the match to its end with the others."""
+    table = "Lease gap " + lab3.tag
+    hosting = ["host", "--name", "Ann", "--table", table, "--players", "3", "--rounds", "1"]
+    peers = [_peer(lab3, 0, tmp_path, *hosting)]
+    try:
+        peers[0].wait_for("hosting")
+        for host, name in ((1, "Bo"), (2, "Cy")):
+            joining = ["join", "--name", name, "--table", table, "--rounds", "1"]
+            peers.append(_peer(lab3, host, tmp_path, *joining))
+        cy_id = peers[2].wait_for("joined")["peer"]
+        for peer in peers:
+            peer.wait_for("round_started", timeout=30)
+        old, new = lab3.address(2), moved_address(lab3, 2)
+        ip = ["ip", "-n", lab3.hosts[2], "addr"]
+        subprocess.run([*ip, "del", f"{old}/24", "dev", "eth0"], check=True, capture_output=True)
+        gone = peers[0].wait_for("peer_gone", timeout=15, peer=cy_id)
+        assert gone["players"] == ["Cy"]
+        subprocess.run([*ip, "add", f"{new}/24", "dev", "eth0"], check=True, capture_output=True)
+        assert peers[2].wait_for("address_changed", timeout=10)["new"] == new
+        peers[0].wait_for("peer_returned", timeout=15, peer=cy_id)
+        peers[1].wait_for("peer_returned", timeout=15, peer=cy_id)
+        for peer in peers:
+            assert peer.finish(90) == 0, peer.stderr[-3000:]
+        _same_hashes(*peers)
+    finally:
+        for peer in peers:
+            peer.stop()

@@ -100,8 +100,7 @@ class TableAgent:
         self._vote_path: Path | None = None
         self._vote_kept: VoteRecord | None = None
         """The core's vote record as last kept in ``_vote_path``."""
-        away_after = options.core.exclude_timeout
-        self.whereabouts = Whereabouts(self._post, awake_clock(), away_after, away_after)
+        self.whereabouts = Whereabouts(self._post, awake_clock(), options.core)
         self._look: asyncio.TimerHandle | None = None
         self._interface = interface_having(options.interface) if options.interface else None
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from net import Node, interface_addresses
+from net import CoreConfig, Node, interface_addresses
 
 from .session import AddressChanged, Away, BackAtTable, Reconnected, TableGone
 
@@ -92,17 +92,17 @@ class Whereabouts:
         self,
         post: Callable[[object], None],
         now: float,
-        away_after: float,
-        settle: float,
+        table: CoreConfig,
         give_up: float = GIVE_UP,
     ) -> None:
-        """``away_after``: a gap between two looks longer than this is an absence (the table's
-        ``exclude_timeout``: a shorter one goes unnoticed by the table too); ``settle``: how long
-        after waking up the table has to answer before we trust what we see."""
+        """``table``: the table's timers. A gap between two looks longer than its
+        ``exclude_timeout`` is an absence (a shorter one the table does not act on either);
+        once awake, what the seat looks like is trusted after ``suspect_timeout`` and a half:
+        members silent by then are suspected, and a table that let us go has told us so."""
         self._post = post
         self._last = now
-        self._away_after = away_after
-        self._settle = settle
+        self._away_after = table.exclude_timeout
+        self._settle = 1.5 * table.suspect_timeout
         self._give_up = give_up
         self._woke: tuple[float, float] | None = None
         """When we woke up and how long we were away, until we know what became of it."""
@@ -118,7 +118,7 @@ class Whereabouts:
         """A look at the clock (``now``: ``awake_clock``), with where the seat stands."""
         gap, self._last = now - self._last, now
         if gap > self._away_after:
-            self._woke = (now, gap)
+            self._woke = (now, round(gap, 1))
             self._post(Away(round(gap, 1)))
             return
         if self._woke is None:

@@ -10,6 +10,7 @@ from nerts_lan.whereabouts import (
     AtTable,
     Whereabouts,
 )
+from net import CoreConfig
 
 SEATED = AtTable(seated=True, over=False)
 ALONE = AtTable(seated=False, over=False)
@@ -17,7 +18,8 @@ ALONE = AtTable(seated=False, over=False)
 
 def _watch() -> tuple[Whereabouts, list[object]]:
     posted: list[object] = []
-    return Whereabouts(posted.append, 100.0, away_after=3.0, settle=3.0), posted
+    table = CoreConfig(suspect_timeout=1.0, exclude_timeout=3.0)
+    return Whereabouts(posted.append, 100.0, table), posted
 
 
 def _ticks(watch: Whereabouts, start: float, end: float, seat: AtTable) -> None:
@@ -38,7 +40,8 @@ def test_back_from_a_sleep_at_the_table() -> None:
     watch.tick(100.5, SEATED)
     watch.tick(220.5, SEATED)  # two minutes with the lid closed
     assert posted == [Away(120.0)] and watch.away
-    _ticks(watch, 221.0, 222.5, ALONE)  # the table has not answered yet: rejoining
+    _ticks(watch, 221.0, 221.5, SEATED)  # too early to tell: the table may not have answered
+    _ticks(watch, 222.0, 222.5, ALONE)  # the table let us go: rejoining
     assert posted == [Away(120.0)]
     _ticks(watch, 223.0, 226.0, SEATED)
     assert posted == [Away(120.0), BackAtTable(120.0)] and not watch.away

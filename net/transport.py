@@ -44,6 +44,12 @@ in answer to our key confirmation: sent earlier, it is a stranger's forgery and 
 again. Tables without a code run the original protocol, plus an acknowledgement the dialer
 writes as soon as it is linked.
 
+A laptop whose address changes mid-game (roaming, a renewed lease) follows it: the mesh looks at
+the addresses it uses every ``MeshConfig.address_check_interval`` seconds, drops connections from
+an address that is gone, listens on the interface's new one and dials every peer again; a
+connection linked for over ``MeshConfig.replace_after`` seconds gives way to the peer's new one
+(see ``net._roaming``).
+
 Strangers are bounded. A connection we accept is a stranger's until it turns out to be from a
 peer the application dialed or wrote to: strangers hold at most ``MeshConfig.max_strangers``
 connections (the oldest gives way to a newcomer) and ``max_strangers_per_address`` from one

@@ -100,7 +100,7 @@ class TableAgent:
         self._vote_path: Path | None = None
         self._vote_kept: VoteRecord | None = None
         """The core's vote record as last kept in ``_vote_path``."""
-        self.whereabouts = Whereabouts(self._post, awake_clock(), options.core)
+        self.whereabouts = Whereabouts(self._post, options.core)
         self._look: asyncio.TimerHandle | None = None
         self._interface = interface_having(options.interface) if options.interface else None
 
@@ -223,7 +223,7 @@ class TableAgent:
             self._on_moved(address, now or address)  # it moved while we rejoined
         self._post_status()
         if self._look is None:
-            self._look = asyncio.get_running_loop().call_later(CHECK_INTERVAL, self._look_around)
+            self._look_around()  # the first look: the clock's jumps count from now
 
     def _identity(self) -> Identity:
         """What the core signs our actions with, for this table: every action at a LAN table is
@@ -285,9 +285,7 @@ class TableAgent:
     def _look_around(self) -> None:
         """Every ``CHECK_INTERVAL``: was this laptop away, and is it back at the table?"""
         if not self._closed:
-            seated = self._ready() and self.joined and not self.paused and not self._silent
-            over = self._lobby is not None and self._lobby.phase == TablePhase.OVER
-            self.whereabouts.tick(awake_clock(), AtTable(seated, over))
+            self.whereabouts.tick(awake_clock(), _at_table(self))
             self._look = asyncio.get_running_loop().call_later(CHECK_INTERVAL, self._look_around)
 
     def _on_ephemeral(self, peer: str, data: bytes) -> None:
@@ -325,6 +323,7 @@ class TableAgent:
         predecessor = old.core.vote_record()
         await old.async_close()
         self.joined = False
+        self._silent.clear()  # the new core suspects anew whom it does not hear
         core = OrderingCore.joining(
             self.options.peer_id,
             sorted(contacts),
@@ -481,6 +480,13 @@ def peer_options(options: LanOptions) -> PeerOptions:
         spectate=options.spectate,
         intermission=options.intermission,
     )
+
+
+def _at_table(agent: TableAgent) -> AtTable:
+    """Where the seat stands, for ``Whereabouts``."""
+    seated = agent._ready() and agent.joined and not agent.paused and not agent._silent
+    over = agent._lobby is not None and agent._lobby.phase == TablePhase.OVER
+    return AtTable(seated, over)
 
 
 def _stands_in_for_host(lobby: LobbyView, paused: bool, silent: set[str], me: str) -> bool:

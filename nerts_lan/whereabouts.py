@@ -91,7 +91,6 @@ class Whereabouts:
     def __init__(
         self,
         post: Callable[[object], None],
-        now: float,
         table: CoreConfig,
         give_up: float = GIVE_UP,
     ) -> None:
@@ -100,7 +99,8 @@ class Whereabouts:
         once awake, what the seat looks like is trusted after ``suspect_timeout`` and a half:
         members silent by then are suspected, and a table that let us go has told us so."""
         self._post = post
-        self._last = now
+        self._last: float | None = None
+        """The last look (None: none yet)."""
         self._away_after = table.exclude_timeout
         self._settle = 1.5 * table.suspect_timeout
         self._give_up = give_up
@@ -116,7 +116,8 @@ class Whereabouts:
 
     def tick(self, now: float, seat: AtTable) -> None:
         """A look at the clock (``now``: ``awake_clock``), with where the seat stands."""
-        gap, self._last = now - self._last, now
+        last, self._last = self._last, now
+        gap = 0.0 if last is None else now - last
         if gap > self._away_after:
             self._woke = (now, round(gap, 1))
             self._post(Away(round(gap, 1)))
@@ -135,6 +136,7 @@ class Whereabouts:
         """Our address ``old`` changed to ``new``; ``members``: the others at the table."""
         self._moving = (new, frozenset(members))
         self._post(AddressChanged(old, new))
+        self.linked((), members)  # alone at the table: nobody to wait for
 
     def linked(self, connected: Iterable[str], members: Iterable[str]) -> None:
         """A link came up: ``connected`` are the peers linked now, ``members`` the others at the

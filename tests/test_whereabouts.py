@@ -19,7 +19,9 @@ ALONE = AtTable(seated=False, over=False)
 def _watch() -> tuple[Whereabouts, list[object]]:
     posted: list[object] = []
     table = CoreConfig(suspect_timeout=1.0, exclude_timeout=3.0)
-    return Whereabouts(posted.append, 100.0, table), posted
+    watch = Whereabouts(posted.append, table)
+    watch.tick(100.0, SEATED)
+    return watch, posted
 
 
 def _ticks(watch: Whereabouts, start: float, end: float, seat: AtTable) -> None:
@@ -70,3 +72,18 @@ def test_a_move_is_reconnected_once_every_member_is_linked_again() -> None:
     assert posted[-1] == Reconnected("10.0.0.9", 2)
     watch.linked({"ann", "bo"}, {"ann", "bo"})
     assert len(posted) == 2
+
+
+def test_a_laptop_alone_at_its_table_is_reconnected_at_once() -> None:
+    watch, posted = _watch()
+    watch.moved("10.0.0.5", "10.0.0.9", set())
+    assert posted == [AddressChanged("10.0.0.5", "10.0.0.9"), Reconnected("10.0.0.9", 0)]
+
+
+def test_the_first_look_is_no_absence() -> None:
+    """A seat that took long to start (a table looked for, an address waited for) was not away."""
+    posted: list[object] = []
+    watch = Whereabouts(posted.append, CoreConfig())
+    watch.tick(5000.0, ALONE)
+    watch.tick(5000.5, ALONE)
+    assert posted == [] and not watch.away

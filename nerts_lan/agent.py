@@ -312,34 +312,6 @@ class TableAgent:
             self._post_status()
             self._publish()
 
-    async def _rejoin(self) -> None:
-        old = self.node
-        if old is None or self._closed:
-            return
-        # Everyone we know an address for, not only our group's members: after a split our
-        # group may have dissolved (all of it rejoining), and the table is the other group.
-        contacts = old.mesh.addresses()
-        incarnation = max(old.core.incarnation + 1, int(time.time() * 1000))
-        predecessor = old.core.vote_record()
-        await old.async_close()
-        self.joined = False
-        self._silent.clear()  # the new core suspects anew whom it does not hear
-        core = OrderingCore.joining(
-            self.options.peer_id,
-            sorted(contacts),
-            time.monotonic(),
-            self.options.core,
-            incarnation,
-            predecessor=predecessor,
-            identity=self._identity(),
-            salt=self._salt(),
-        )
-        await self._start_node(core)
-        assert self.node is not None
-        for peer, (host, port) in sorted(contacts.items()):
-            self.node.contact(peer, host, port)
-        self._publish()  # withdraws the advert until we are back
-
     # --- the peer's effects ---------------------------------------------------------------------
 
     def _run(self, effects: list[Effect]) -> None:
@@ -358,7 +330,7 @@ class TableAgent:
             elif isinstance(effect, Post):
                 self._post(effect.event)
             elif isinstance(effect, Rejoin):
-                self._spawn(self._rejoin())
+                self._spawn(_rejoin(self))
             else:
                 self._record(effect)
 
@@ -480,6 +452,37 @@ def peer_options(options: LanOptions) -> PeerOptions:
         spectate=options.spectate,
         intermission=options.intermission,
     )
+
+
+async def _rejoin(agent: TableAgent) -> None:
+    """Join the table again as a new incarnation (the others went on without us: ``Rejoin``),
+    through every peer we know an address for, and catch up."""
+    old = agent.node
+    if old is None or agent._closed:
+        return
+    # Everyone we know an address for, not only our group's members: after a split our
+    # group may have dissolved (all of it rejoining), and the table is the other group.
+    contacts = old.mesh.addresses()
+    incarnation = max(old.core.incarnation + 1, int(time.time() * 1000))
+    predecessor = old.core.vote_record()
+    await old.async_close()
+    agent.joined = False
+    agent._silent.clear()  # the new core suspects anew whom it does not hear
+    core = OrderingCore.joining(
+        agent.options.peer_id,
+        sorted(contacts),
+        time.monotonic(),
+        agent.options.core,
+        incarnation,
+        predecessor=predecessor,
+        identity=agent._identity(),
+        salt=agent._salt(),
+    )
+    await agent._start_node(core)
+    assert agent.node is not None
+    for peer, (host, port) in sorted(contacts.items()):
+        agent.node.contact(peer, host, port)
+    agent._publish()  # withdraws the advert until we are back
 
 
 def _at_table(agent: TableAgent) -> AtTable:

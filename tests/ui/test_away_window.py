@@ -5,9 +5,12 @@ ended meanwhile. Never a frozen window."""
 
 from __future__ import annotations
 
+import pytest
+
 from nerts_lan.session import AddressChanged, Away, BackAtTable, Reconnected, TableGone
 from nerts_lan.whereabouts import ENDED_WHILE_AWAY
 from tests.kit import piles
+from ui.lan_lobby import LanLobby
 from ui.pause_banner import AWAY, BACK_AT_TABLE, MOVED, RECONNECTED
 
 from .conftest import Harness
@@ -57,3 +60,33 @@ def test_a_laptop_that_moved_says_it_reconnects(harness: Harness) -> None:
     extra.append(Reconnected("192.168.1.57", 2))
     harness.settle(0.2)
     assert _said(screen)[0] == RECONNECTED
+
+
+class _SleepySession:
+    """What the lobby asks of a LAN session, with the events a test hands it."""
+
+    def __init__(self) -> None:
+        self.events: list[object] = []
+        self.dealt = False
+        self.closed = False
+
+    def poll(self, now: float) -> list[object]:
+        events, self.events = self.events, []
+        return events
+
+    def start_error(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_lobby_whose_table_ended_while_asleep_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    lobby = LanLobby("127.0.0.1")
+    monkeypatch.setattr(lobby, "_browse", lambda: None)
+    session = _SleepySession()
+    lobby.session = session  # type: ignore[assignment]
+    session.events = [Away(TEN_MINUTES), TableGone(ENDED_WHILE_AWAY)]
+    assert lobby.poll(0.0) is None
+    assert lobby.session is None and session.closed
+    assert lobby.problem == ENDED_WHILE_AWAY

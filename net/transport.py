@@ -230,8 +230,8 @@ class Mesh:
         return {p: link.address for p, link in self._links.items() if link.address is not None}
 
     def connected(self) -> set[str]:
-        """Peers with a live connection now."""
-        return {peer for peer, link in self._links.items() if link.connection is not None}
+        """Peers with a live connection now (not one being closed)."""
+        return {peer for peer, link in self._links.items() if _live(link.connection)}
 
     def queued(self, peer: str) -> int:
         """Frames sent to ``peer`` and not yet acknowledged."""
@@ -550,6 +550,10 @@ def _with_key(me: Hello, key: PeerKey | None) -> Hello:
     if key is not None and not owns(me.peer, key.public_bytes):
         raise ValueError(f"peer id {me.peer!r} is not the id of the mesh's key")
     return dataclasses.replace(me, public_key=None if key is None else key.public_bytes)
+
+
+def _live(connection: Connection | None) -> bool:
+    return connection is not None and not connection.is_closing()
 
 
 def _loop_time() -> float:

@@ -65,7 +65,7 @@ def test_the_match_ended_while_away() -> None:
 
 def test_a_move_is_reconnected_once_every_member_is_linked_again() -> None:
     watch, posted = _watch()
-    watch.moved("10.0.0.5", "10.0.0.9", {"ann", "bo", "cy"})
+    watch.moved("10.0.0.5", "10.0.0.9", {"ann", "bo", "cy"}, set())
     watch.linked({"ann"}, {"ann", "bo", "cy"})
     assert posted == [AddressChanged("10.0.0.5", "10.0.0.9")]
     watch.linked({"ann", "bo"}, {"ann", "bo"})  # cy was let go meanwhile: not waited for
@@ -76,7 +76,7 @@ def test_a_move_is_reconnected_once_every_member_is_linked_again() -> None:
 
 def test_a_laptop_alone_at_its_table_is_reconnected_at_once() -> None:
     watch, posted = _watch()
-    watch.moved("10.0.0.5", "10.0.0.9", set())
+    watch.moved("10.0.0.5", "10.0.0.9", set(), set())
     assert posted == [AddressChanged("10.0.0.5", "10.0.0.9"), Reconnected("10.0.0.9", 0)]
 
 
@@ -87,3 +87,11 @@ def test_the_first_look_is_no_absence() -> None:
     watch.tick(5000.0, ALONE)
     watch.tick(5000.5, ALONE)
     assert posted == [] and not watch.away
+
+
+def test_links_back_before_the_move_was_known_count() -> None:
+    """The links may come up again while the mesh still opens its new listening socket."""
+    watch, posted = _watch()
+    watch.linked({"ann", "bo"}, {"ann", "bo"})  # no move known yet: nothing to say
+    watch.moved("10.0.0.5", "10.0.0.9", {"ann", "bo"}, {"ann", "bo"})
+    assert posted == [AddressChanged("10.0.0.5", "10.0.0.9"), Reconnected("10.0.0.9", 2)]

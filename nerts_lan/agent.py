@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from net import Identity
+from net import Identity, interface_having
 from net.core import OrderingCore, VoteRecord
 from net.discovery import Advert, Discovery
 from net.errors import LocalProtocolError
@@ -39,7 +39,6 @@ from net.transport import Hello
 
 from .actions import Action
 from .advert import CODE_REFUSALS, PROTOCOL, SERVICE_TYPE, LanOptions, TableInfo
-from .by_address import async_start_on_default_port
 from .comeback import save_vote, saved_vote, vote_path
 from .commands import TableCommand, TableSettings
 from .cursor import decode_cursor
@@ -64,6 +63,7 @@ from .peer import PeerOptions, TablePeer
 from .replica import RoundEnded
 from .session import PeerGone, PeerHeardAgain, PeerReturned, PeerWentSilent, TablePaused
 from .table import TablePhase
+from .whereabouts import CHECK_INTERVAL, AtTable, Whereabouts, async_start_here, awake_clock
 
 __all__ = ["TableAgent"]
 
@@ -100,6 +100,9 @@ class TableAgent:
         self._vote_path: Path | None = None
         self._vote_kept: VoteRecord | None = None
         """The core's vote record as last kept in ``_vote_path``."""
+        self.whereabouts = Whereabouts(self._post, options.core)
+        self._look: asyncio.TimerHandle | None = None
+        self._interface = interface_having(options.interface) if options.interface else None
 
     # --- start and stop (coroutines run in the network loop) ------------------------------------
 
@@ -150,7 +153,7 @@ class TableAgent:
     async def async_close(self, leave: bool = True) -> None:
         """Leave the table (telling the others, unless ``leave`` is False) and stop."""
         self._closed = True
-        for timer in self._timers.values():
+        for timer in [*self._timers.values(), *([self._look] if self._look else [])]:
             timer.cancel()
         if self.node is not None:
             if leave:
@@ -198,7 +201,6 @@ class TableAgent:
     # --- the node -------------------------------------------------------------------------------
 
     async def _start_node(self, core: OrderingCore) -> None:
-        interface = self.options.interface or "0.0.0.0"
         hello = Hello(
             PROTOCOL, self.table_id, self.options.peer_id, self.options.name, core.incarnation
         )
@@ -213,9 +215,16 @@ class TableAgent:
             key=self.options.key,
             before_send=self._before_send,
             datagrams=_datagrams_wanted(),
+            on_link=self._on_link,
+            on_moved=self._on_moved,
         )
-        self.port = await async_start_on_default_port(self.node, interface)
+        address = self.options.interface
+        self.port, now = await async_start_here(self.node, address, self._interface)
+        if address is not None and now != address:
+            self._on_moved(address, now or address)  # it moved while we rejoined
         self._post_status()
+        if self._look is None:
+            self._look_around()  # the first look: the clock's jumps count from now
 
     def _identity(self) -> Identity:
         """What the core signs our actions with, for this table: every action at a LAN table is
@@ -255,6 +264,32 @@ class TableAgent:
             self.refused = reason
             self._post_status()
 
+    def _on_moved(self, old: str, new: str) -> None:
+        """Our address changed: the advert, and the mDNS bound to the old address, follow."""
+        if self.options.interface == old:
+            self.options.interface = new
+            discovery, self.discovery = self.discovery, None
+            if discovery is not None:
+                self._spawn(discovery.async_close())
+        self.advert = None  # published again, with the new address
+        if self.node is not None:
+            self.port = self.node.mesh.port
+            others = _others(self.node, self.options.peer_id)
+            self.whereabouts.moved(old, new, others, self.node.mesh.connected())
+        self._post_status()
+        self._publish()
+
+    def _on_link(self, peer: str, up: bool) -> None:
+        if up and self.node is not None:
+            others = _others(self.node, self.options.peer_id)
+            self.whereabouts.linked(self.node.mesh.connected(), others)
+
+    def _look_around(self) -> None:
+        """Every ``CHECK_INTERVAL``: was this laptop away, and is it back at the table?"""
+        if not self._closed:
+            self.whereabouts.tick(awake_clock(), _at_table(self))
+            self._look = asyncio.get_running_loop().call_later(CHECK_INTERVAL, self._look_around)
+
     def _on_ephemeral(self, peer: str, data: bytes) -> None:
         """A pointer update from ``peer``: shown only if it is sane and for a seat ``peer``
         plays now; anything else is dropped without a word (it is not worth a log line)."""
@@ -279,33 +314,6 @@ class TableAgent:
             self._post_status()
             self._publish()
 
-    async def _rejoin(self) -> None:
-        old = self.node
-        if old is None or self._closed:
-            return
-        # Everyone we know an address for, not only our group's members: after a split our
-        # group may have dissolved (all of it rejoining), and the table is the other group.
-        contacts = old.mesh.addresses()
-        incarnation = max(old.core.incarnation + 1, int(time.time() * 1000))
-        predecessor = old.core.vote_record()
-        await old.async_close()
-        self.joined = False
-        core = OrderingCore.joining(
-            self.options.peer_id,
-            sorted(contacts),
-            time.monotonic(),
-            self.options.core,
-            incarnation,
-            predecessor=predecessor,
-            identity=self._identity(),
-            salt=self._salt(),
-        )
-        await self._start_node(core)
-        assert self.node is not None
-        for peer, (host, port) in sorted(contacts.items()):
-            self.node.contact(peer, host, port)
-        self._publish()  # withdraws the advert until we are back
-
     # --- the peer's effects ---------------------------------------------------------------------
 
     def _run(self, effects: list[Effect]) -> None:
@@ -324,7 +332,7 @@ class TableAgent:
             elif isinstance(effect, Post):
                 self._post(effect.event)
             elif isinstance(effect, Rejoin):
-                self._spawn(self._rejoin())
+                self._spawn(_rejoin(self))
             else:
                 self._record(effect)
 
@@ -400,7 +408,8 @@ class TableAgent:
         lobby = self._lobby
         if self._closed or lobby is None or lobby.settings is None:
             return
-        if not (lobby.is_host or self._stands_in_for_host(lobby)) or not self.joined:
+        stands_in = _stands_in_for_host(lobby, self.paused, self._silent, self.options.peer_id)
+        if not (lobby.is_host or stands_in) or not self.joined:
             self._withdraw()
             return
         settings = lobby.settings
@@ -428,16 +437,6 @@ class TableAgent:
             self.advert = advert
             self._spawn(self._publish_now())
 
-    def _stands_in_for_host(self, lobby: LobbyView) -> bool:
-        """While the table is paused with its host silent, the table passes to nobody (that
-        takes a decision): the lowest member still heard advertises it meanwhile, so that the
-        host, restarted, finds its table again and brings it back (a table of two whose host
-        holds the lowest id waits for exactly that)."""
-        if not self.paused or lobby.host not in self._silent:
-            return False
-        heard = [peer for peer, _ in lobby.members if peer not in self._silent]
-        return bool(heard) and min(heard) == self.options.peer_id
-
     async def _publish_now(self) -> None:
         if self.discovery is not None and self.advert is not None and not self._closed:
             await self.discovery.async_publish(self.advert)
@@ -461,6 +460,60 @@ def peer_options(options: LanOptions) -> PeerOptions:
         spectate=options.spectate,
         intermission=options.intermission,
     )
+
+
+async def _rejoin(agent: TableAgent) -> None:
+    """Join the table again as a new incarnation (the others went on without us: ``Rejoin``),
+    through every peer we know an address for, and catch up."""
+    old = agent.node
+    if old is None or agent._closed:
+        return
+    # Everyone we know an address for, not only our group's members: after a split our
+    # group may have dissolved (all of it rejoining), and the table is the other group.
+    contacts = old.mesh.addresses()
+    incarnation = max(old.core.incarnation + 1, int(time.time() * 1000))
+    predecessor = old.core.vote_record()
+    await old.async_close()
+    agent.joined = False
+    agent._silent.clear()  # the new core suspects anew whom it does not hear
+    core = OrderingCore.joining(
+        agent.options.peer_id,
+        sorted(contacts),
+        time.monotonic(),
+        agent.options.core,
+        incarnation,
+        predecessor=predecessor,
+        identity=agent._identity(),
+        salt=agent._salt(),
+    )
+    await agent._start_node(core)
+    assert agent.node is not None
+    for peer, (host, port) in sorted(contacts.items()):
+        agent.node.contact(peer, host, port)
+    agent._publish()  # withdraws the advert until we are back
+
+
+def _at_table(agent: TableAgent) -> AtTable:
+    """Where the seat stands, for ``Whereabouts``."""
+    seated = agent._ready() and agent.joined and not agent.paused and not agent._silent
+    over = agent._lobby is not None and agent._lobby.phase == TablePhase.OVER
+    return AtTable(seated, over)
+
+
+def _stands_in_for_host(lobby: LobbyView, paused: bool, silent: set[str], me: str) -> bool:
+    """While the table is paused with its host silent, the table passes to nobody (that takes
+    a decision): the lowest member still heard advertises it meanwhile, so that the host,
+    restarted, finds its table again and brings it back (a table of two whose host holds the
+    lowest id waits for exactly that)."""
+    if not paused or lobby.host not in silent:
+        return False
+    heard = [peer for peer, _ in lobby.members if peer not in silent]
+    return bool(heard) and min(heard) == me
+
+
+def _others(node: Node, me: str) -> set[str]:
+    """The other members of the table."""
+    return set(node.core.members) - {me}
 
 
 def _fresh_nonce() -> bytes:

@@ -27,13 +27,20 @@ headless peer prints one JSON object per line on standard output, each with an `
 - ``rejoining`` (reason): the table went on without this peer (a long pause, a cut on its side);
   it joins again at once and catches up, without a second ``round_started`` for the round under
   way
+- ``address_changed`` (old, new: this laptop's address changed mid-game, as after roaming or a
+  renewed lease; it dials every member again from the new one, which they learn) /
+  ``reconnected`` (address, peers: linked again to every member, ``peers`` of them)
+- ``away`` (seconds: this process did not run that long, as under a closed lid or SIGSTOP, more
+  than the table waits for a silent member) / ``back_at_table`` (seconds: at its seat again; if
+  the table let it go meanwhile, a bot played the seat and it rejoined) / ``table_gone``
+  (message: the table, or its match, ended while it was away; it exits with status 1)
 - ``ignored`` (peer, reason: an entry that did not fit the table; a seat that two peers asked for
   at once is lobby traffic, not printed: the later one sits elsewhere, as its ``seated`` says)
 - ``error`` (message; ``tables``, each as ``nerts-lan tables --json`` prints it, when ``--table``
   names several)
 
 It exits 0 when the match is over or after ``--rounds`` rounds, 1 on an error it cannot play on
-from (no table found, refused), 2 for bad arguments.
+from (no table found, refused, the table gone while it was away), 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -62,6 +69,9 @@ from .lan_session import LanSession
 from .matchlog import ReplayedRound, data_folder, read_match_log, replay_report
 from .replica import RoundEnded
 from .session import (
+    AddressChanged,
+    Away,
+    BackAtTable,
     EntryIgnored,
     IgnoredKind,
     LeftBehind,
@@ -70,8 +80,10 @@ from .session import (
     PeerHeardAgain,
     PeerReturned,
     PeerWentSilent,
+    Reconnected,
     RoundStarted,
     SessionEvent,
+    TableGone,
     TablePaused,
 )
 from .table import TableSettings
@@ -295,7 +307,7 @@ def record_of(event: object) -> Record | None:
             "winner": match.winner,
             "differences": match.differences(),
         }
-    return _membership_record(event)
+    return _whereabouts_record(event) or _membership_record(event)
 
 
 def read_log(file: str) -> tuple[list[Any], str | None]:
@@ -385,7 +397,7 @@ def _play(session: LanSession, args: PeerConfig) -> int:
         unrecorded = record_new_logs()  # the match history, from the log just closed
         if unrecorded is not None:
             sys.stderr.write(f"nerts-lan: {unrecorded}\n")
-    return 0
+    return 1 if progress.gone else 0
 
 
 def _back_to_live_table(lan: LanOptions, config: HostConfig) -> int | None:
@@ -429,6 +441,8 @@ class _Progress:
     seat_reported: Record | None = None
     """The last ``seated`` or ``watching`` line."""
     finished: bool = False
+    gone: bool = False
+    """The table went while this peer was away (``table_gone``)."""
 
 
 def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress) -> None:
@@ -451,6 +465,8 @@ def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress)
                 progress.finished = True
         elif isinstance(event, MatchEnded):
             progress.finished = True
+        elif isinstance(event, TableGone):
+            progress.finished = progress.gone = True
         _emit_event(shown)
 
 
@@ -475,6 +491,21 @@ def _numbered(number: int, ended: RoundEnded) -> ReplayedRound:
     """A round's end with its number: the same record as a round of a replayed log."""
     outcome = ended.outcome
     return ReplayedRound(number, ended.scores, ended.digest.hex(), outcome.ending, outcome.caller)
+
+
+def _whereabouts_record(event: object) -> Record | None:
+    """The lines of a laptop that moves or sleeps (``nerts_lan.whereabouts``)."""
+    if isinstance(event, AddressChanged):
+        return {"event": "address_changed", "old": event.old, "new": event.new}
+    if isinstance(event, Reconnected):
+        return {"event": "reconnected", "address": event.address, "peers": event.peers}
+    if isinstance(event, Away):
+        return {"event": "away", "seconds": event.seconds}
+    if isinstance(event, BackAtTable):
+        return {"event": "back_at_table", "seconds": event.seconds}
+    if isinstance(event, TableGone):
+        return {"event": "table_gone", "message": event.reason}
+    return None
 
 
 def _membership_record(event: object) -> Record | None:

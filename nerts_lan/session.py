@@ -21,6 +21,9 @@ from .replica import ActionApplied, ActionRejected, RoundEnded
 from .scoring import Match
 
 __all__ = [
+    "AddressChanged",
+    "Away",
+    "BackAtTable",
     "CursorMoved",
     "EntryIgnored",
     "IgnoredKind",
@@ -32,9 +35,11 @@ __all__ = [
     "PeerHeardAgain",
     "PeerReturned",
     "PeerWentSilent",
+    "Reconnected",
     "RoundStarted",
     "Session",
     "SessionEvent",
+    "TableGone",
     "TablePaused",
 ]
 
@@ -82,6 +87,48 @@ class TablePaused:
     received are lost as it catches up from their state."""
 
     paused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AddressChanged:
+    """This laptop's address changed mid-game (it roamed, its lease was renewed): it dials the
+    others again from ``new``, and they learn where it listens now."""
+
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reconnected:
+    """After ``AddressChanged``: linked again to every member of the table, from ``address``."""
+
+    address: str
+    peers: int
+
+
+@dataclass(frozen=True, slots=True)
+class Away:
+    """This laptop did not run for ``seconds`` (a closed lid, a stopped process): the table may
+    have gone on without it. ``BackAtTable`` or ``TableGone`` follows within seconds."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class BackAtTable:
+    """After ``Away``: at the table again, in its seat (a bot played it if the table let this
+    laptop go meanwhile; it rejoined and caught up)."""
+
+    seconds: float
+    """How long it was away."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableGone:
+    """After ``Away``: the table is not there any more (its match ended, or nobody of it answers):
+    a window goes back to the lobby saying ``reason``, a headless peer stops."""
+
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +206,11 @@ SessionEvent: TypeAlias = (
     | LeftBehind
     | TablePaused
     | CursorMoved
+    | AddressChanged
+    | Reconnected
+    | Away
+    | BackAtTable
+    | TableGone
 )
 
 

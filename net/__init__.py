@@ -7,7 +7,9 @@ The public names are the ones in ``__all__`` below, importable from ``net`` itse
   errors (``LocalProtocolError``: we misused it; ``RemoteProtocolError``: a peer misbehaved);
 - the asyncio side: ``Mesh`` (reliable FIFO TCP links, configured by ``MeshConfig``, reporting to
   a ``MeshListener``), ``Node`` (a core driven by a mesh and a clock), ``Discovery`` (mDNS
-  adverts of tables) and ``NetworkThread`` (an event loop in a thread of its own);
+  adverts of tables) and ``NetworkThread`` (an event loop in a thread of its own), with
+  ``interface_having`` and ``interface_addresses`` (which interface has an address, and what
+  addresses it has now: a laptop's address can change mid-game);
 - who a peer is: ``PeerKey`` (its Ed25519 key pair), ``peer_id_of`` (the peer id of a public
   key), ``owns`` and ``verify``; an ``Identity`` makes a core sign its entries and check everyone's
   (see "Identity and signatures" in docs/protocol.md);
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
         async_describe,
     )
     from ._identity import PeerKey, owns, peer_id_of, verify
+    from ._roaming import interface_addresses, interface_having
     from ._signatures import Identity
     from .core import CoreConfig, OrderingCore, Phase
     from .discovery import Advert, Discovery, DiscoveryError
@@ -118,6 +121,8 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
     # A peer on the network
     "Node",
     "NetworkThread",
+    "interface_addresses",
+    "interface_having",
     # Discovery
     "Advert",
     "Discovery",
@@ -156,6 +161,7 @@ _MODULES = {
         "async_describe",
     ),
     "_identity": ("PeerKey", "owns", "peer_id_of", "verify"),
+    "_roaming": ("interface_addresses", "interface_having"),
     "_signatures": ("Identity",),
     "core": ("CoreConfig", "OrderingCore", "Phase"),
     "discovery": ("Advert", "Discovery", "DiscoveryError"),

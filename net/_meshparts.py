@@ -69,6 +69,14 @@ class MeshConfig:
     end holds the key of the id it claims, and links only with peers that have one (None: no
     keys, and links only with peers without one)."""
 
+    address_check_interval: float | None = 0.5
+    """Seconds between two looks at our own addresses (a laptop that roams gets a new one:
+    see ``net._roaming``); None: never look."""
+    replace_after: float = 1.0
+    """Seconds after which a linked connection gives way to a new one from the same peer: that
+    peer dials only when it lost its end (its address changed), and two dials crossing each
+    other are both younger."""
+
     def __post_init__(self) -> None:
         if self.table_code is not None and not self.table_code:
             raise ValueError("a table code cannot be empty (None means no code)")
@@ -92,6 +100,10 @@ class MeshListener:
     def problem(self, who: str, reason: str) -> None:
         """A connection was closed for a protocol problem."""
 
+    def address_changed(self, old: str, new: str) -> None:
+        """Our address ``old`` was replaced by ``new`` (roaming, a lease renewed): the mesh
+        listens there if it listened on ``old``, and dials every peer again."""
+
     def refusal(self, hello: Hello) -> str | None:
         """None to accept a peer that said ``hello``, or the reason to refuse it."""
         return None
@@ -106,6 +118,8 @@ class MeshLink:
     connection: Connection | None = None
     dialer: asyncio.Task[None] | None = None
     dialed_by_me: bool = False
+    linked_at: float = 0.0
+    """When the connection was linked (the event loop's clock)."""
     wanted: bool = True
     known: bool = False
     """The application dialed or wrote to this peer: its connections are no stranger's."""

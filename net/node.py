@@ -43,6 +43,7 @@ class Node:
         key: PeerKey | None = None,
         before_send: Callable[[OrderingCore], None] = lambda core: None,
         datagrams: bool = True,
+        on_moved: Callable[[str, str], None] = lambda old, new: None,
     ) -> None:
         """``on_link(peer, up)`` tells when a TCP link comes up or goes down (a vanished peer is
         noticed by the core's own timers too); ``on_problem(who, reason)`` reports a connection
@@ -53,15 +54,17 @@ class Node:
         handshake, and links only with peers that prove theirs. ``before_send(core)`` runs after
         each call into the core, before the frames it wants sent go out: the place to keep what
         must survive a crash (the core's ``vote_record()``, before anyone hears the vote) and to
-        notice ``core.paused``. ``delay``: fault injection for tests and benchmarks, the seconds
-        to hold back each ordered frame this peer sends (order kept). ``datagrams``: send small
-        frames by UDP datagram too (``MeshConfig.datagrams``; off: TCP alone)."""
+        notice ``core.paused``. ``on_moved(old, new)``: our address changed (see
+        ``MeshListener.address_changed``). ``delay``: fault injection for tests and benchmarks,
+        the seconds to hold back each ordered frame this peer sends (order kept). ``datagrams``:
+        send small frames by UDP datagram too (``MeshConfig.datagrams``; off: TCP alone)."""
         self.core = core
         self.clock = clock
         self._on_events = on_events
         self._on_link = on_link
         self._on_problem = on_problem
         self._before_send = before_send
+        self._on_moved = on_moved
         listener = _NodeListener(self, on_ephemeral)
         config = MeshConfig(
             max_frame=max_frame, table_code=table_code, key=key, datagrams=datagrams
@@ -81,6 +84,11 @@ class Node:
         self._timer = asyncio.ensure_future(self._run_timers())
         self._flush()
         return listened
+
+    @property
+    def closed(self) -> bool:
+        """``async_close`` was called."""
+        return self._closed
 
     def contact(self, peer: str, host: str, port: int) -> None:
         """Keep a link to a member whose address is known (the host, found over mDNS)."""
@@ -187,3 +195,6 @@ class _NodeListener(MeshListener):
 
     def problem(self, who: str, reason: str) -> None:
         self._node._on_problem(who, reason)
+
+    def address_changed(self, old: str, new: str) -> None:
+        self._node._on_moved(old, new)

@@ -45,6 +45,12 @@ in answer to our key confirmation: sent earlier, it is a stranger's forgery and 
 again. Tables without a code run the original protocol, plus an acknowledgement the dialer
 writes as soon as it is linked.
 
+A laptop whose address changes mid-game (roaming, a renewed lease) follows it: the mesh looks at
+the addresses it uses every ``MeshConfig.address_check_interval`` seconds, drops connections from
+an address that is gone, listens on the interface's new one and dials every peer again; a
+connection linked for over ``MeshConfig.replace_after`` seconds gives way to the peer's new one
+(see ``net._roaming``).
+
 Strangers are bounded. A connection we accept is a stranger's until it turns out to be from a
 peer the application dialed or wrote to: strangers hold at most ``MeshConfig.max_strangers``
 connections (the oldest gives way to a newcomer) and ``max_strangers_per_address`` from one
@@ -73,11 +79,10 @@ import contextlib
 import dataclasses
 import itertools
 import logging
-import secrets
 from collections.abc import Coroutine
 from typing import Any
 
-from ._addresses import MAX_GOSSIP, LocalNetworks, parse_gossip, reachable_listen
+from ._addresses import LocalNetworks
 from ._codec import (
     KIND_ACK,
     KIND_DATA,
@@ -94,12 +99,10 @@ from ._fastpath import DatagramPath
 from ._handshake import (
     CODE_NEEDED,
     NO_CODE_HERE,
-    NONCE_SIZE,
     WRONG_CODE,
     Hello,
     check_hello,
     check_veiled_hello,
-    hello_body,
     parse_hello,
     veiled_hello_body,
 )
@@ -107,6 +110,7 @@ from ._identity import PeerKey, owns
 from ._link import LinkState, QueuedFrame, existing_connection_wins
 from ._meshparts import DEFAULT_MAX_FRAME, MeshConfig, MeshLink, MeshListener, Opened, Shed
 from ._ratelimit import DEFAULT_RATE_LIMITS, Meter, RateLimits
+from ._roaming import AddressWatch, follow_addresses, learn_addresses, send_hello, share_addresses
 from ._strangers import CodeCheckGates, HandshakeBudgets, StrangerPool, descriptor_share
 
 __all__ = [
@@ -171,8 +175,12 @@ class Mesh:
         self.datagrams = DatagramPath(self.me, self.config, self._links.get, self._deliver)
 
     async def async_listen(self, host: str, port: int = 0) -> int:
-        """Accept connections on ``host:port`` (0 picks a free port); the port."""
+        """Accept connections on ``host:port`` (0 picks a free port); the port. From then on the
+        mesh follows its addresses when they change (``net._roaming``)."""
+        first = self._server is None
         self._server = await asyncio.start_server(self._serve, host, port, backlog=_BACKLOG)
+        if first:
+            self._spawn(follow_addresses(self, AddressWatch()))
         self.port = self._server.sockets[0].getsockname()[1]
         self._listen = (host, self.port)
         await self.datagrams.async_open(host, self.port)
@@ -227,8 +235,8 @@ class Mesh:
         return {p: link.address for p, link in self._links.items() if link.address is not None}
 
     def connected(self) -> set[str]:
-        """Peers with a live connection now."""
-        return {peer for peer, link in self._links.items() if link.connection is not None}
+        """Peers with a live connection now (not one being closed)."""
+        return {peer for peer, link in self._links.items() if _live(link.connection)}
 
     def queued(self, peer: str) -> int:
         """Frames sent to ``peer`` and not yet acknowledged."""
@@ -388,7 +396,7 @@ class Mesh:
         code; ``Refused`` or ``Broken`` when the two may not link."""
         if expected is not None and self.config.table_code is not None:
             return await self._dial_coded(connection, expected)
-        mine = _send_hello(self, connection, self._link(expected)) if expected else b""
+        mine = send_hello(self, connection, self._link(expected)) if expected else b""
         raw = await self.description.read_opening(connection, listening=expected is None)
         received = parse_hello(connection.decode(raw), connection.who)
         resume = check_hello(received, self.me, self.config.table_code is not None)
@@ -411,7 +419,7 @@ class Mesh:
             gate = self._gates.of(connection.address, known)
             code = self.config.table_code
             await authenticate(connection, code, self.me.table, gate, False, (raw, veiled))
-        mine = _send_hello(self, connection, self._links.get(hello.peer))
+        mine = send_hello(self, connection, self._links.get(hello.peer))
         await prove_key(connection, self.config.key, hello, (raw, mine), dialed=False)
         # The key exchange and the proofs let other connections run: the pair may have linked
         # meanwhile.
@@ -423,7 +431,7 @@ class Mesh:
         """The dialer's side of a coded handshake: the listener's veiled hello, the code, then
         its whole hello in a tagged frame."""
         assert self.config.table_code is not None
-        dialer_hello = _send_hello(self, connection, self._link(expected))
+        dialer_hello = send_hello(self, connection, self._link(expected))
         raw = await connection.read_handshake_raw()
         check_veiled_hello(connection.decode(raw), self.me, connection.who)
         gate = self._gates.of(connection.address, known=True)
@@ -453,7 +461,7 @@ class Mesh:
         if link.connection is not None:
             link.connection.close()  # one connection per pair: this one wins (see the handshake)
         restarted = link.state.connected(opened.hello.incarnation, opened.resume)
-        link.connection = connection
+        link.connection, link.linked_at = connection, _loop_time()
         link.dialed_by_me = dialed
         connection.who = link.peer
         if link.known:
@@ -466,7 +474,7 @@ class Mesh:
             connection.write([KIND_ACK, link.state.received])
         for frame in list(link.state.unacked):
             connection.write([KIND_DATA, frame.seq, frame.data])
-        _share_addresses(self, link)
+        share_addresses(self, link)
         self.datagrams.attached(link, connection)
         self._listener.link_up(opened.hello, restarted)
         return link
@@ -475,6 +483,8 @@ class Mesh:
         link = self._links.get(peer)
         if link is None or link.connection is None:
             return False
+        if _loop_time() - link.linked_at > self.config.replace_after:
+            return False  # the peer lost its end of it (its address changed): it dials anew
         return existing_connection_wins(self.me.peer, peer, link.dialed_by_me)
 
     async def _pump(self, connection: Connection, link: MeshLink, first: bytes | None) -> None:
@@ -515,7 +525,7 @@ class Mesh:
             self.datagrams.acknowledged(link, body[1])
         elif kind == KIND_PEERS and size == 2 and isinstance(body[1], list):
             if not self.datagrams.announced(link, connection, body[1]):
-                _learn_addresses(self, link.peer, body[1])
+                learn_addresses(self, link.peer, body[1])
         elif kind == KIND_REFUSE and size == 2 and isinstance(body[1], str):
             raise Broken(f"{link.peer} closed the connection: {body[1][:MAX_TEXT]}")
         else:
@@ -538,57 +548,15 @@ class Mesh:
             log.exception("ephemeral frame from %s", peer)
 
 
-def _send_hello(mesh: Mesh, connection: Connection, link: MeshLink | None) -> bytes:
-    """Write our hello (with a fresh nonce); its body, which the key confirmation covers."""
-    resume = link.state.received if link is not None else 0
-    known = link.state.remote_incarnation if link is not None else None
-    coded = mesh.config.table_code is not None
-    nonce = secrets.token_bytes(NONCE_SIZE)
-    listen = reachable_listen(mesh._listen, connection.writer)  # 0.0.0.0 is no address to dial
-    return connection.write(hello_body(mesh.me, resume, known, listen, coded, nonce))
-
-
-def _share_addresses(mesh: Mesh, new: MeshLink) -> None:
-    """Tell a new link every address we know, and every other link the new one's."""
-    if not mesh.config.gossip:
-        return
-    book = [
-        [peer, link.address[0], link.address[1]]
-        for peer, link in sorted(mesh._links.items())
-        if link.address is not None and peer != new.peer
-    ][:MAX_GOSSIP]
-    if new.connection is not None and book:
-        new.connection.write([KIND_PEERS, book])
-    if new.address is not None:
-        for peer, link in mesh._links.items():
-            if peer != new.peer and link.connection is not None:
-                entry = [new.peer, new.address[0], new.address[1]]
-                link.connection.write([KIND_PEERS, [entry]])
-
-
-def _learn_addresses(mesh: Mesh, source: str, book: list[Any]) -> None:
-    if not mesh.config.gossip:
-        return
-    for entry in parse_gossip(book, source, mesh.me.peer):
-        if not mesh._networks.may_dial(entry.host):
-            log.warning(
-                "%s told us of %s at %s, not on our networks: ignored",
-                source,
-                entry.peer,
-                entry.host,
-            )
-            continue
-        link = mesh._links.get(entry.peer)
-        if link is None or link.connection is None:
-            # A restarted peer listens on a new port: dial the address heard most recently.
-            mesh.connect(entry.peer, entry.host, entry.port)
-
-
 def _with_key(me: Hello, key: PeerKey | None) -> Hello:
     """Our hello, showing our public key; ``ValueError`` if its peer id is not that key's."""
     if key is not None and not owns(me.peer, key.public_bytes):
         raise ValueError(f"peer id {me.peer!r} is not the id of the mesh's key")
     return dataclasses.replace(me, public_key=None if key is None else key.public_bytes)
+
+
+def _live(connection: Connection | None) -> bool:
+    return connection is not None and not connection.is_closing()
 
 
 def _loop_time() -> float:

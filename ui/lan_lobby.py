@@ -37,7 +37,7 @@ from nerts_lan.identity import laptop_key
 from nerts_lan.lan_events import LobbyView
 from nerts_lan.lan_session import LanSession
 from nerts_lan.matchlog import data_folder
-from nerts_lan.session import Session, TablePaused
+from nerts_lan.session import Session, TableGone, TablePaused
 from nerts_lan.table import TableSettings
 
 from .lobby import HostRequest, ListedTable
@@ -277,6 +277,10 @@ class LanLobby:
         for event in events:
             if isinstance(event, TablePaused):
                 self.paused = event.paused
+            elif isinstance(event, TableGone):  # it ended while this laptop slept
+                self._problem = event.reason
+                self.leave()
+                return None
         error = session.start_error()
         if error is not None:
             if error in CODE_REFUSALS:

@@ -12,17 +12,46 @@ from typing import Any, Final
 
 from pyglet.graphics import Group
 
+from nerts_lan.session import AddressChanged, Away, BackAtTable, Reconnected
+
 from .layout import Rect
 from .theme import ACCENT, TEXT
 from .widgets import Panel, label
 from .wording import TABLE_PAUSED
 
-__all__ = ["LEFT_BEHIND", "PAUSED_DETAIL", "PAUSED_TITLE", "PauseBanner"]
+__all__ = [
+    "AWAY",
+    "BACK_AT_TABLE",
+    "LEFT_BEHIND",
+    "MOVED",
+    "PAUSED_DETAIL",
+    "PAUSED_TITLE",
+    "RECONNECTED",
+    "PauseBanner",
+    "whereabouts_text",
+]
 
 PAUSED_TITLE: Final = TABLE_PAUSED
 PAUSED_DETAIL: Final = "A player dropped out. Your moves are not final until the table is back."
 LEFT_BEHIND: Final = "The table went on without you: your moves it missed are undone"
 """Said when the wait ends with the others going on without this player (``LeftBehind``)."""
+AWAY: Final = "You were away: looking for the table…"
+"""Said on waking up from a closed lid (``Away``), until the table answers."""
+BACK_AT_TABLE: Final = "You were away: back at the table"
+"""Said once the table has this player again (``BackAtTable``; a bot played meanwhile)."""
+MOVED: Final = "Your network changed: reconnecting…"
+"""Said when the laptop's address changed mid-game (``AddressChanged``)."""
+RECONNECTED: Final = "Reconnected to the table"
+
+
+def whereabouts_text(event: AddressChanged | Reconnected | Away | BackAtTable) -> str:
+    """What the table says of a laptop that moved or slept (the end of a table that went while
+    it slept is said by the menu: ``TableGone.reason``)."""
+    if isinstance(event, Away):
+        return AWAY
+    if isinstance(event, BackAtTable):
+        return BACK_AT_TABLE
+    return MOVED if isinstance(event, AddressChanged) else RECONNECTED
 
 
 class PauseBanner:

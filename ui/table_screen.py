@@ -24,6 +24,9 @@ from nerts_lan.coach import coach_round
 from nerts_lan.engine import round_scores
 from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
 from nerts_lan.session import (
+    AddressChanged,
+    Away,
+    BackAtTable,
     CursorMoved,
     LeftBehind,
     MatchEnded,
@@ -31,8 +34,10 @@ from nerts_lan.session import (
     PausableSession,
     PeerGone,
     PeerReturned,
+    Reconnected,
     RoundStarted,
     Session,
+    TableGone,
     TablePaused,
 )
 
@@ -56,7 +61,7 @@ from .layout import (
 )
 from .messages import KIND_LIFETIME, MessageBoard, MessageKind, MessageStrip
 from .overlays import HelpOverlay, OptionsOverlay, Overlay, ScoreOverlay
-from .pause_banner import LEFT_BEHIND, PauseBanner
+from .pause_banner import LEFT_BEHIND, PauseBanner, whereabouts_text
 from .screen import Screen
 from .sounds import Sounds
 from .table_view import TableView
@@ -93,6 +98,9 @@ _KEY_NAMES = {
 
 class TableScreen(Screen):
     """One table in play; ``update(now)`` polls the session, the window forwards its events."""
+
+    gone: str | None = None
+    """Why the table is gone (``TableGone``): the frame goes back to the menu."""
 
     def __init__(
         self,
@@ -174,6 +182,9 @@ class TableScreen(Screen):
         self._changed = False
         for event in events:
             self._handle(event)
+        if self.gone is not None:
+            self._back_to_menu(self.gone)
+            return True
         if self._changed:
             # One sync for all of this frame's events: the view follows the latest state.
             self._after_change(animate=True)
@@ -410,9 +421,33 @@ class TableScreen(Screen):
         if isinstance(event, (TablePaused, LeftBehind)):
             self._table_paused(event)
             return
+        if isinstance(event, (AddressChanged, Reconnected, Away, BackAtTable, TableGone)):
+            self._whereabouts(event)
+            return
         if isinstance(event, (PeerGone, PeerReturned)):
             verb = "left the table (a bot plays on)" if isinstance(event, PeerGone) else "is back"
             self.say(MessageKind.TABLE, f"{', '.join(event.players)} {verb}")
+
+    def _whereabouts(
+        self, event: AddressChanged | Reconnected | Away | BackAtTable | TableGone
+    ) -> None:
+        """A laptop that moved or slept: say where it stands; a table gone ends the screen."""
+        if isinstance(event, TableGone):
+            self.gone = event.reason
+            return
+        if isinstance(event, BackAtTable):
+            self.pause_banner.hide()
+        lasting = isinstance(event, (Away, AddressChanged))  # until what became of it is known
+        self.say(MessageKind.TABLE, whereabouts_text(event), lifetime=None if lasting else 10.0)
+        self.dirty = True
+
+    def _back_to_menu(self, reason: str) -> None:
+        """The table ended while this laptop slept: back to the menu, which says so."""
+        self.on_leave()
+        menu = self.window.current
+        say = getattr(menu, "say", None)
+        if menu is not self and say is not None:
+            say(reason)
 
     def _table_paused(self, event: TablePaused | LeftBehind) -> None:
         """The banner while the table waits; what became of the wait when it is over."""

@@ -104,11 +104,14 @@ class DatagramPath(asyncio.DatagramProtocol):
         if not self.enabled:
             return
         loop = asyncio.get_running_loop()
+        old = self._transport  # a mesh that moved listens anew (net._roaming)
         try:
             await loop.create_datagram_endpoint(lambda: self, local_addr=(host, port))
         except OSError as error:
             log.warning("no datagrams on %s:%d (TCP alone): %s", host, port, error)
             return
+        if old is not None:
+            old.close()  # bound to an address that is gone
         self.port = port
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:

@@ -61,7 +61,7 @@ from .bots import LEVELS
 from .browse import TableBrowser
 from .by_address import AddressError, parse_address, shareable_addresses, table_at
 from .comeback import LOOK_FOR, live_table
-from .commands import Sit
+from .headless_records import membership_record, whereabouts_record
 from .history import record_new_logs
 from .identity import laptop_key
 from .lan_events import LobbyView, SeatStatus
@@ -69,22 +69,10 @@ from .lan_session import LanSession
 from .matchlog import ReplayedRound, data_folder, read_match_log, replay_report
 from .replica import RoundEnded
 from .session import (
-    AddressChanged,
-    Away,
-    BackAtTable,
-    EntryIgnored,
-    IgnoredKind,
-    LeftBehind,
     MatchEnded,
-    PeerGone,
-    PeerHeardAgain,
-    PeerReturned,
-    PeerWentSilent,
-    Reconnected,
     RoundStarted,
     SessionEvent,
     TableGone,
-    TablePaused,
 )
 from .table import TableSettings
 from .usage import UsageError
@@ -307,7 +295,7 @@ def record_of(event: object) -> Record | None:
             "winner": match.winner,
             "differences": match.differences(),
         }
-    return _whereabouts_record(event) or _membership_record(event)
+    return whereabouts_record(event) or membership_record(event)
 
 
 def read_log(file: str) -> tuple[list[Any], str | None]:
@@ -491,47 +479,6 @@ def _numbered(number: int, ended: RoundEnded) -> ReplayedRound:
     """A round's end with its number: the same record as a round of a replayed log."""
     outcome = ended.outcome
     return ReplayedRound(number, ended.scores, ended.digest.hex(), outcome.ending, outcome.caller)
-
-
-def _whereabouts_record(event: object) -> Record | None:
-    """The lines of a laptop that moves or sleeps (``nerts_lan.whereabouts``)."""
-    if isinstance(event, AddressChanged):
-        return {"event": "address_changed", "old": event.old, "new": event.new}
-    if isinstance(event, Reconnected):
-        return {"event": "reconnected", "address": event.address, "peers": event.peers}
-    if isinstance(event, Away):
-        return {"event": "away", "seconds": event.seconds}
-    if isinstance(event, BackAtTable):
-        return {"event": "back_at_table", "seconds": event.seconds}
-    if isinstance(event, TableGone):
-        return {"event": "table_gone", "message": event.reason}
-    return None
-
-
-def _membership_record(event: object) -> Record | None:
-    if isinstance(event, PeerWentSilent):
-        return {"event": "peer_went_silent", "peer": event.peer, "name": event.name}
-    if isinstance(event, PeerHeardAgain):
-        return {"event": "peer_heard_again", "peer": event.peer, "name": event.name}
-    if isinstance(event, PeerGone):
-        gone = "peer_left" if event.left else "peer_gone"
-        return {"event": gone, "peer": event.peer, "players": list(event.players)}
-    if isinstance(event, PeerReturned):
-        return {"event": "peer_returned", "peer": event.peer, "players": list(event.players)}
-    if isinstance(event, TablePaused):
-        if event.paused:
-            return {"event": "table_paused", "reason": "waiting for the table"}
-        return {"event": "table_back"}
-    if isinstance(event, LeftBehind):
-        return {"event": "rejoining", "reason": "the table went on without us"}
-    if isinstance(event, EntryIgnored):
-        if event.kind is IgnoredKind.REFUSED and event.command == Sit.KIND:
-            # Two peers asked for one seat at once: the later one sits elsewhere (its ``seated``
-            # line says where). Lobby traffic, not a fault.
-            log.info("%s did not get its seat: %s", event.peer, event.reason)
-            return None
-        return {"event": "ignored", "peer": event.peer, "reason": event.reason}
-    return None
 
 
 def _found_record(event: str, table: TableInfo) -> Record:

@@ -165,13 +165,10 @@ class Mesh:
         """What a stranger asking which table is here is told (``net._describe``)."""
         self._networks = LocalNetworks(self.config.local_networks)
         self._gates = CodeCheckGates(self.config.wrong_code_delay, _loop_time)
-        self._budgets = HandshakeBudgets(
-            self.config.handshakes_per_second, self.config.handshake_burst
-        )
-        total = min(self.config.max_strangers, descriptor_share())
-        self._strangers: StrangerPool[Connection] = StrangerPool(
-            total, self.config.max_strangers_per_address
-        )
+        config = self.config
+        self._budgets = HandshakeBudgets(config.handshakes_per_second, config.handshake_burst)
+        total = min(config.max_strangers, descriptor_share())
+        self._strangers = StrangerPool[Connection](total, config.max_strangers_per_address)
         self.datagrams = DatagramPath(self.me, self.config, self._links.get, self._deliver)
 
     async def async_listen(self, host: str, port: int = 0) -> int:

@@ -13,7 +13,7 @@ from nerts_lan.table import TablePhase
 from net.core import CoreConfig
 from net.simnet import LinkModel
 
-SEEDS = int(os.environ.get("NERTS_SIM_GAMES", "110"))
+SEEDS = int(os.environ.get("NERTS_SIM_GAMES", "80"))
 FAST = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.8)
 
 

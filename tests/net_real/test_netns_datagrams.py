@@ -4,6 +4,7 @@ alone stalls for its doubling retransmission timeouts, a second and more at that
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from .netlab import NetLab
@@ -47,6 +48,53 @@ def test_a_round_ends_the_same_everywhere_over_a_link_losing_a_third_of_its_pack
         silent = [(p.lines[0], p.events("peer_went_silent")) for p in peers]
         assert all(not events for _, events in silent), silent
     finally:
+        for peer in peers:
+            peer.stop()
+        lab.close()
+
+
+BURST, BETWEEN = 0.3, 1.2
+"""A Wi-Fi scan: the lossy host drops everything for 0.3 s, every 1.5 s."""
+
+
+def test_bursts_of_total_loss_on_one_laptop_slow_nobody_and_the_round_ends_as_one(
+    tmp_path: Path,
+) -> None:
+    lab = NetLab(3)
+    peers: list[PeerProcess] = []
+    done = threading.Event()
+    bursts = [0]
+
+    def scan() -> None:
+        while not done.wait(BETWEEN):
+            lab.block(2)
+            done.wait(BURST)
+            lab.unblock(2)
+            bursts[0] += 1
+
+    scanner = threading.Thread(target=scan, name="wifi-scan")
+    try:
+        peers.append(_peer(lab, 0, tmp_path, ["host", "--players", "3"]))
+        peers[0].wait_for("hosting")
+        peers.append(_peer(lab, 1, tmp_path, ["join"]))
+        peers.append(_peer(lab, 2, tmp_path, ["join"]))
+        peers[2].wait_for("round_started", timeout=30)
+        scanner.start()
+        for peer in peers:
+            assert peer.finish(60) == 0, peer.stderr[-3000:]
+        done.set()
+        scanner.join()
+        assert bursts[0] >= 2, "the round ended before the bursts"
+        hashes = [{r["round"]: r["state_hash"] for r in p.events("round_over")} for p in peers]
+        assert hashes[0] and all(h == hashes[0] for h in hashes), hashes
+        # After each burst the lossy laptop's frames are resent by datagram within tens of
+        # milliseconds; TCP alone waits out doubling timeouts and the table hears it fall silent.
+        silent = [(p.lines[0], p.events("peer_went_silent")) for p in peers]
+        assert all(not events for _, events in silent), silent
+    finally:
+        done.set()
+        if scanner.is_alive():
+            scanner.join()
         for peer in peers:
             peer.stop()
         lab.close()

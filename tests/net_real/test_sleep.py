@@ -152,6 +152,7 @@ def test_a_laptop_asleep_until_the_table_ended_says_so_and_stops(
 @pytest.mark.slow
 @pytest.mark.skipif(not RUN_SLOW, reason="real minutes: set NERTS_SLOW=1")
 @pytest.mark.parametrize("minutes", [2, 10])
+@pytest.mark.timeout(900)
 def test_a_laptop_asleep_for_minutes_is_back_in_its_seat(
     lab3: NetLab, tmp_path: Path, minutes: int
 ) -> None:

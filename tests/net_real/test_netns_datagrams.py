@@ -14,9 +14,11 @@ LOSS = 0.3
 FAST = ["--bot", "hard", "--bot-delay", "0.1"]
 
 
-def _peer(lab: NetLab, host: int, tmp: Path, command: list[str]) -> PeerProcess:
+def _peer(
+    lab: NetLab, host: int, tmp: Path, command: list[str], bots: list[str] = FAST
+) -> PeerProcess:
     name = ["--headless", "--verbose", "--name", f"P{host}", "--table", "Lossy"]
-    options = ["--interface", lab.address(host), "--rounds", "1", *FAST]
+    options = ["--interface", lab.address(host), "--rounds", "1", *bots]
     return PeerProcess([*command, *name, *options], tmp / f"h{host}", lab.prefix(host))
 
 
@@ -54,6 +56,7 @@ def test_a_round_ends_the_same_everywhere_over_a_link_losing_a_third_of_its_pack
 
 
 BURST, BETWEEN = 0.3, 1.2
+SLOWER = ["--bot", "hard", "--bot-delay", "0.3"]  # a round of several bursts
 """A Wi-Fi scan: the lossy host drops everything for 0.3 s, every 1.5 s."""
 
 
@@ -66,18 +69,19 @@ def test_bursts_of_total_loss_on_one_laptop_slow_nobody_and_the_round_ends_as_on
     bursts = [0]
 
     def scan() -> None:
-        while not done.wait(BETWEEN):
+        while not done.is_set():
             lab.block(2)
             done.wait(BURST)
             lab.unblock(2)
             bursts[0] += 1
+            done.wait(BETWEEN)
 
     scanner = threading.Thread(target=scan, name="wifi-scan")
     try:
-        peers.append(_peer(lab, 0, tmp_path, ["host", "--players", "3"]))
+        peers.append(_peer(lab, 0, tmp_path, ["host", "--players", "3"], SLOWER))
         peers[0].wait_for("hosting")
-        peers.append(_peer(lab, 1, tmp_path, ["join"]))
-        peers.append(_peer(lab, 2, tmp_path, ["join"]))
+        peers.append(_peer(lab, 1, tmp_path, ["join"], SLOWER))
+        peers.append(_peer(lab, 2, tmp_path, ["join"], SLOWER))
         peers[2].wait_for("round_started", timeout=30)
         scanner.start()
         for peer in peers:
@@ -87,8 +91,9 @@ def test_bursts_of_total_loss_on_one_laptop_slow_nobody_and_the_round_ends_as_on
         assert bursts[0] >= 2, "the round ended before the bursts"
         hashes = [{r["round"]: r["state_hash"] for r in p.events("round_over")} for p in peers]
         assert hashes[0] and all(h == hashes[0] for h in hashes), hashes
-        # After each burst the lossy laptop's frames are resent by datagram within tens of
-        # milliseconds; TCP alone waits out doubling timeouts and the table hears it fall silent.
+        # A burst is shorter than the liveness timer: nobody may call the laptop silent. (How
+        # soon its moves arrive after a burst, datagrams on and off, is a `nerts-lan bench`
+        # figure: this test passes on TCP alone too, it guards the table, not the speed.)
         silent = [(p.lines[0], p.events("peer_went_silent")) for p in peers]
         assert all(not events for _, events in silent), silent
     finally:

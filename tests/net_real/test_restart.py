@@ -13,35 +13,13 @@ import pytest
 
 from tests.waiting import until
 
+from .hosts import peer_on, same_hashes
 from .netlab import NetLab
 from .peers import PeerProcess
 
 pytestmark = pytest.mark.netns
 
-SLOW = ["--bot", "hard", "--bot-delay", "0.3"]
 """Bots slow enough that a round lasts while a peer is killed and restarted."""
-
-
-@pytest.fixture
-def lab3() -> Iterator[NetLab]:
-    lab = NetLab(3)
-    yield lab
-    lab.close()
-
-
-def _peer(lab: NetLab, host: int, tmp: Path, *args: str) -> PeerProcess:
-    """``nerts-lan ARGS`` on namespace ``host``, with that host's data folder."""
-    where = ["--interface", lab.address(host), *SLOW, "--headless", "--verbose"]
-    return PeerProcess([*args, *where], tmp / f"h{host}", prefix=lab.prefix(host))
-
-
-def _same_hashes(first: PeerProcess, *others: PeerProcess) -> None:
-    """Every round two peers saw end ended with the same hash; ``first`` saw every round."""
-    seen = {r["round"]: r["state_hash"] for r in first.events("round_over")}
-    assert seen, "no round ended"
-    for peer in others:
-        theirs = {r["round"]: r["state_hash"] for r in peer.events("round_over")}
-        assert theirs and all(seen[n] == h for n, h in theirs.items()), (seen, theirs)
 
 
 def test_a_crashed_host_restarted_with_its_own_command_takes_its_seat_back(
@@ -52,19 +30,19 @@ def test_a_crashed_host_restarted_with_its_own_command_takes_its_seat_back(
     match ends with the same hashes everywhere."""
     table = "Comeback " + lab3.tag
     hosting = ["host", "--name", "Ann", "--table", table, "--players", "3", "--rounds", "2"]
-    ann = _peer(lab3, 0, tmp_path, *hosting)
+    ann = peer_on(lab3, 0, tmp_path, *hosting)
     peers: list[PeerProcess] = [ann]
     try:
         hosted = ann.wait_for("hosting")
         for host, name in ((1, "Bo"), (2, "Cy")):
             joining = ["join", "--name", name, "--table", table, "--rounds", "2"]
-            peers.append(_peer(lab3, host, tmp_path, *joining))
+            peers.append(peer_on(lab3, host, tmp_path, *joining))
         bo, cy = peers[1:]
         ann.wait_for("round_started", timeout=30)
         ann_id = ann.wait_for("joined")["peer"]
         ann.kill()
         bo.wait_for("peer_gone", timeout=15, peer=ann_id)
-        again = _peer(lab3, 0, tmp_path, *hosting)
+        again = peer_on(lab3, 0, tmp_path, *hosting)
         peers.append(again)
         back = again.wait_for("back_to_table", timeout=20)
         assert back["id"] == hosted["id"] and back["host"] == "Bo"
@@ -74,7 +52,7 @@ def test_a_crashed_host_restarted_with_its_own_command_takes_its_seat_back(
         cy.wait_for("peer_returned", timeout=20, peer=ann_id)
         for peer in (bo, cy, again):
             assert peer.finish(120) == 0, peer.stderr[-3000:]
-        _same_hashes(bo, cy, again)
+        same_hashes(bo, cy, again)
         assert again.events("round_over"), "the restarted host played no round to its end"
     finally:
         for peer in peers:

@@ -8,25 +8,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from .hosts import peer_on, same_hashes
 from .netlab import NetLab
 from .peers import PeerProcess
 
 pytestmark = pytest.mark.netns
 
-SLOW = ["--bot", "hard", "--bot-delay", "0.3"]
 """Bots slow enough that a round lasts while a peer moves."""
-
-
-@pytest.fixture
-def lab3() -> Iterator[NetLab]:
-    lab = NetLab(3)
-    yield lab
-    lab.close()
 
 
 def moved_address(lab: NetLab, host: int) -> str:
@@ -40,21 +32,6 @@ def move(lab: NetLab, host: int, old: str, new: str) -> None:
     ip = ["ip", "-n", lab.hosts[host], "addr"]
     subprocess.run([*ip, "del", f"{old}/24", "dev", "eth0"], check=True, capture_output=True)
     subprocess.run([*ip, "add", f"{new}/24", "dev", "eth0"], check=True, capture_output=True)
-
-
-def _peer(lab: NetLab, host: int, tmp: Path, *args: str) -> PeerProcess:
-    """``nerts-lan ARGS`` on namespace ``host``, with that host's data folder."""
-    where = ["--interface", lab.address(host), *SLOW, "--headless", "--verbose"]
-    return PeerProcess([*args, *where], tmp / f"h{host}", prefix=lab.prefix(host))
-
-
-def _same_hashes(first: PeerProcess, *others: PeerProcess) -> None:
-    """Every round two peers saw end ended with the same hash; ``first`` saw every round."""
-    seen = {r["round"]: r["state_hash"] for r in first.events("round_over")}
-    assert seen, "no round ended"
-    for peer in others:
-        theirs = {r["round"]: r["state_hash"] for r in peer.events("round_over")}
-        assert theirs and all(seen[n] == h for n, h in theirs.items()), (seen, theirs)
 
 
 def _tables_seen_from(lab: NetLab, host: int) -> list[dict[str, object]]:
@@ -88,12 +65,12 @@ def test_a_peer_whose_address_changes_mid_round_keeps_its_seat(
     the others dial its new address (its hello and the gossip carry it)."""
     table = "Roaming " + lab3.tag
     hosting = ["host", "--name", "Ann", "--table", table, "--players", "3", "--rounds", "1"]
-    peers = [_peer(lab3, 0, tmp_path, *hosting)]
+    peers = [peer_on(lab3, 0, tmp_path, *hosting)]
     try:
         peers[0].wait_for("hosting")
         for host, name in ((1, "Bo"), (2, "Cy")):
             joining = ["join", "--name", name, "--table", table, "--rounds", "1"]
-            peers.append(_peer(lab3, host, tmp_path, *joining))
+            peers.append(peer_on(lab3, host, tmp_path, *joining))
         for peer in peers:
             peer.wait_for("joined")
         for peer in peers:
@@ -105,7 +82,7 @@ def test_a_peer_whose_address_changes_mid_round_keeps_its_seat(
         peers[mover].wait_for("reconnected", timeout=10)
         for peer in peers:
             assert peer.finish(90) == 0, peer.stderr[-3000:]
-        _same_hashes(*peers)
+        same_hashes(*peers)
         for peer in peers:
             assert not peer.events("peer_gone"), "nobody was excluded"
             assert not peer.events("rejoining")
@@ -121,7 +98,7 @@ def test_the_advert_of_a_host_that_moved_gives_its_new_address(
     and joins it there."""
     table = "Lobby move " + lab3.tag
     hosting = ["host", "--name", "Ann", "--table", table, "--players", "2", "--rounds", "1"]
-    ann = _peer(lab3, 0, tmp_path, *hosting)
+    ann = peer_on(lab3, 0, tmp_path, *hosting)
     bo: PeerProcess | None = None
     try:
         ann.wait_for("hosting")
@@ -131,11 +108,11 @@ def test_the_advert_of_a_host_that_moved_gives_its_new_address(
         ann.wait_for("address_changed", timeout=10)
         assert [t["address"] for t in _tables_seen_from(lab3, 1)] == [new]
         joining = ["join", "--name", "Bo", "--table", table, "--rounds", "1"]
-        bo = _peer(lab3, 1, tmp_path, *joining)
+        bo = peer_on(lab3, 1, tmp_path, *joining)
         assert bo.wait_for("table_found")["address"] == new
         assert bo.finish(60) == 0, bo.stderr[-3000:]
         assert ann.finish(30) == 0, ann.stderr[-3000:]
-        _same_hashes(ann, bo)
+        same_hashes(ann, bo)
     finally:
         ann.stop()
         if bo is not None:
@@ -150,12 +127,12 @@ def test_a_peer_without_an_address_longer_than_the_table_waits_comes_back(
     its seat meanwhile), and plays the match to its end with the others."""
     table = "Lease gap " + lab3.tag
     hosting = ["host", "--name", "Ann", "--table", table, "--players", "3", "--rounds", "1"]
-    peers = [_peer(lab3, 0, tmp_path, *hosting)]
+    peers = [peer_on(lab3, 0, tmp_path, *hosting)]
     try:
         peers[0].wait_for("hosting")
         for host, name in ((1, "Bo"), (2, "Cy")):
             joining = ["join", "--name", name, "--table", table, "--rounds", "1"]
-            peers.append(_peer(lab3, host, tmp_path, *joining))
+            peers.append(peer_on(lab3, host, tmp_path, *joining))
         cy_id = peers[2].wait_for("joined")["peer"]
         for peer in peers:
             peer.wait_for("round_started", timeout=30)
@@ -170,7 +147,7 @@ def test_a_peer_without_an_address_longer_than_the_table_waits_comes_back(
         peers[1].wait_for("peer_returned", timeout=15, peer=cy_id)
         for peer in peers:
             assert peer.finish(90) == 0, peer.stderr[-3000:]
-        _same_hashes(*peers)
+        same_hashes(*peers)
     finally:
         for peer in peers:
             peer.stop()

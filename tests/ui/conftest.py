@@ -114,3 +114,23 @@ def harness(settings_dir: Path) -> Iterator[Harness]:
     finally:
         window.close()
         os.environ.pop("NERTS_LAN_SKIP", None)
+
+
+@pytest.fixture
+def lan_harness(settings_dir: Path) -> Iterator[Harness]:
+    """The window with a LAN lobby on 127.0.0.1, on a clock of its own."""
+    from ui.app import make_window
+    from ui.lan_lobby import LanLobby
+
+    clock = [100.0]
+    lobby = LanLobby("127.0.0.1", intermission=0.0)
+    window = make_window(1024, 720, clock=lambda: clock[0], lobby=lobby)
+    try:
+        yield Harness(window, clock)
+    finally:
+        current = window.current
+        if current is not None:
+            current.close()  # a table screen leaves its table
+            window.current = None
+        lobby.close()
+        window.close()

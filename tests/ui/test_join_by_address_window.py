@@ -10,53 +10,14 @@ from __future__ import annotations
 
 import secrets
 import socket
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.net_real.peers import PeerProcess, headless
-from tests.waiting import until
-from ui.lan_lobby import LanLobby
 
 from .conftest import Harness
-
-
-@pytest.fixture
-def lan_harness(settings_dir: Path) -> Iterator[Harness]:
-    from ui.app import make_window
-
-    clock = [100.0]
-    lobby = LanLobby("127.0.0.1", intermission=0.0)
-    window = make_window(1024, 720, clock=lambda: clock[0], lobby=lobby)
-    try:
-        yield Harness(window, clock)
-    finally:
-        current = window.current
-        if current is not None:
-            current.close()
-            window.current = None
-        lobby.close()
-        window.close()
-
-
-def _run(harness: Harness, condition: Callable[[], Any], timeout: float = 15.0) -> Any:
-    found: list[Any] = []
-
-    def frame_and_check() -> bool:
-        harness.frame()
-        found[:] = [condition()]
-        return bool(found[0])
-
-    until(frame_and_check, timeout, what=f"a condition on {harness.window.current!r}", step=0.01)
-    return found[0]
-
-
-def _button(screen: Any, caption: str) -> Any:
-    found = [b for b in screen.buttons if b.text.text == caption]
-    assert found, f"no {caption!r} button in {[b.text.text for b in screen.buttons]}"
-    return found[0]
+from .lan_kit import button_named as _button
+from .lan_kit import run_until as _run
 
 
 def _texts(screen: Any) -> list[str]:

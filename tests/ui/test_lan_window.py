@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from nerts_lan.advert import LanOptions
 from nerts_lan.bots import Bot
@@ -21,50 +18,14 @@ from nerts_lan.lan_session import LanSession
 from nerts_lan.replica import ActionApplied, RoundEnded
 from nerts_lan.table import TableSettings
 from tests.net_real.peers import PeerProcess, headless
-from tests.waiting import until
 from ui.lan_lobby import LanLobby
 from ui.messages import MessageKind
 
 from .conftest import Harness
+from .lan_kit import button_named as _button
+from .lan_kit import run_until as _run
 
 LOOPBACK = ["--interface", "127.0.0.1"]
-
-
-@pytest.fixture
-def lan_harness(settings_dir: Path) -> Iterator[Harness]:
-    from ui.app import make_window
-
-    clock = [100.0]
-    lobby = LanLobby("127.0.0.1", intermission=0.0)
-    window = make_window(1024, 720, clock=lambda: clock[0], lobby=lobby)
-    try:
-        yield Harness(window, clock)
-    finally:
-        current = window.current
-        if current is not None:
-            current.close()  # a table screen leaves its table
-            window.current = None
-        lobby.close()
-        window.close()
-
-
-def _run(harness: Harness, condition: Callable[[], Any], timeout: float = 15.0) -> Any:
-    """Frames at about 100 a second until ``condition()`` is true (its value is returned)."""
-    found: list[Any] = []
-
-    def frame_and_check() -> bool:
-        harness.frame()
-        found[:] = [condition()]
-        return bool(found[0])
-
-    until(frame_and_check, timeout, what=f"a condition on {harness.window.current!r}", step=0.01)
-    return found[0]
-
-
-def _button(screen: Any, caption: str) -> Any:
-    found = [b for b in screen.buttons if b.text.text == caption]
-    assert found, f"no {caption!r} button in {[b.text.text for b in screen.buttons]}"
-    return found[0]
 
 
 def _join_button(screen: Any, name: str) -> Any:

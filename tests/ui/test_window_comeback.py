@@ -11,9 +11,7 @@ import pytest
 from tests.net_real.peers import PeerProcess, headless
 
 from .conftest import Harness
-from .test_lan_window import _button, _run, _screen, _texts, lan_harness
-
-__all__ = ["lan_harness"]  # the fixture, shared with the window's other LAN tests
+from .test_lan_window import _button, _run, _screen, _texts
 
 
 def test_hosting_again_after_a_crash_goes_back_to_the_table_and_says_so(

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import ipaddress
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from net import (
@@ -30,6 +29,7 @@ from net import (
     async_describe,
 )
 from net.discovery import Advert
+from net.interfaces import NetworkInterface, usable_interfaces
 
 from .advert import DEFAULT_PORT, PROTOCOL, SERVICE_TYPE, TableInfo, table_from_advert
 
@@ -135,25 +135,19 @@ def table_from_described(described: Described) -> TableInfo | None:
 
 def shareable_addresses(
     interface: str | None = None,
-    adapters: Callable[[], Iterable[tuple[str, str]]] | None = None,
-    default_interface: Callable[[], str | None] | None = None,
+    ranked: Callable[[], Iterable[NetworkInterface]] = usable_interfaces,
 ) -> list[str]:
     """The IPv4 addresses others on the LAN may type to reach this laptop: ``interface`` alone
-    when the game uses only that one, else every non-loopback one, the one of the interface
-    with the default route (most likely the Wi-Fi) first. ``adapters`` yields (interface name,
-    address) pairs and ``default_interface`` names the default route's (for the tests)."""
+    when the game uses only that one, else those of the usable interfaces as ``ranked`` (the
+    ranking of ``net.interfaces``: the default route's first, Docker, VPN and virtual bridges
+    left out) gives them, less loopback and link-local ones, which no one else can type."""
     if interface is not None and interface not in ("0.0.0.0", ""):
         return [interface]
-    pairs = list((adapters or _adapter_addresses)())
-    default = (default_interface or _default_route_interface)()
     found: list[str] = []
-    for _, address in sorted(pairs, key=lambda pair: pair[0] != default):
-        try:
-            ip = ipaddress.IPv4Address(address)
-        except ValueError:
-            continue
-        if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified) and address not in found:
-            found.append(address)
+    for candidate in ranked():
+        shown = candidate.kind != "loopback" and not candidate.link_local
+        if shown and candidate.address not in found:
+            found.append(candidate.address)
     return found
 
 
@@ -191,28 +185,3 @@ def _is_host(text: str) -> bool:
         and all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in label)
         for label in labels
     )
-
-
-def _adapter_addresses() -> list[tuple[str, str]]:
-    import ifaddr
-
-    pairs: list[tuple[str, str]] = []
-    with contextlib.suppress(OSError, ValueError):
-        for adapter in ifaddr.get_adapters():
-            for ip in adapter.ips:
-                if isinstance(ip.ip, str):
-                    pairs.append((str(adapter.name), ip.ip))
-    return pairs
-
-
-def _default_route_interface() -> str | None:
-    """The interface of the IPv4 default route (Linux's routing table; None elsewhere)."""
-    try:
-        lines = Path("/proc/net/route").read_text().splitlines()[1:]
-    except OSError:
-        return None
-    for line in lines:
-        fields = line.split()
-        if len(fields) > 7 and fields[1] == "00000000" and fields[7] == "00000000":
-            return fields[0]
-    return None

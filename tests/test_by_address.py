@@ -17,6 +17,7 @@ from nerts_lan.by_address import (
     table_from_described,
 )
 from net import Described
+from net.interfaces import NetworkInterface, rank_interfaces
 
 
 @pytest.mark.parametrize(
@@ -82,20 +83,20 @@ def test_a_description_reads_as_the_advert_would() -> None:
 
 
 def test_the_lobby_shows_every_usable_address_the_default_routes_first() -> None:
-    adapters = [
-        ("lo", "127.0.0.1"),
-        ("docker0", "172.17.0.1"),
-        ("wlan0", "192.168.1.20"),
-        ("eth1", "169.254.3.4"),
-        ("wlan0", "fe80::1"),
+    found = [
+        NetworkInterface("lo", "127.0.0.1", 8),
+        NetworkInterface("docker0", "172.17.0.1", 16),
+        NetworkInterface("eth0", "10.0.0.7"),
+        NetworkInterface("wlan0", "192.168.1.20"),
+        NetworkInterface("eth1", "169.254.3.4", 16),
     ]
-    shown = shareable_addresses(None, lambda: adapters, lambda: "wlan0")
-    assert shown == ["192.168.1.20", "172.17.0.1"]
-    assert shareable_addresses(None, lambda: adapters, lambda: None) == [
-        "172.17.0.1",
+    shown = shareable_addresses(None, lambda: rank_interfaces(found, "wlan0"))
+    assert shown == ["192.168.1.20", "10.0.0.7"]  # not Docker's, loopback or link-local
+    assert shareable_addresses(None, lambda: rank_interfaces(found, "eth0")) == [
+        "10.0.0.7",
         "192.168.1.20",
     ]
-    assert shareable_addresses("10.0.0.7", lambda: adapters, lambda: "wlan0") == ["10.0.0.7"]
+    assert shareable_addresses("10.0.0.7", lambda: rank_interfaces(found, "wlan0")) == ["10.0.0.7"]
 
 
 class _Node:

@@ -17,19 +17,17 @@ peers dialing each other at once, both fresh, still keep the tie rule of ``net._
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol
-
-import ifaddr
 
 from ._addresses import MAX_GOSSIP, LocalNetworks, parse_gossip, reachable_listen
 from ._codec import KIND_PEERS
 from ._connection import Connection
 from ._handshake import NONCE_SIZE, Hello, hello_body
 from ._meshparts import MeshConfig, MeshLink, MeshListener
+from .interfaces import read_interfaces
 
 __all__ = [
     "AddressWatch",
@@ -59,11 +57,8 @@ class Moved(NamedTuple):
 def adapter_addresses() -> dict[str, tuple[str, ...]]:
     """The IPv4 addresses of each of this machine's interfaces, by interface name."""
     found: dict[str, tuple[str, ...]] = {}
-    with contextlib.suppress(OSError, ValueError):
-        for adapter in ifaddr.get_adapters():
-            ips = tuple(ip.ip for ip in adapter.ips if isinstance(ip.ip, str))
-            if ips:
-                found[str(adapter.name)] = ips
+    for interface in read_interfaces():
+        found[interface.name] = (*found.get(interface.name, ()), interface.address)
     return found
 
 

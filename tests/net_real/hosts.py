@@ -18,6 +18,25 @@ def peer_on(lab: NetLab, host: int, tmp: Path, *args: str, bots: list[str] = SLO
     return PeerProcess([*args, *where], tmp / f"h{host}", prefix=lab.prefix(host))
 
 
+def table_of_three(
+    lab: NetLab, tmp: Path, table: str, *rounds: str, bots: list[str] = SLOW
+) -> list[PeerProcess]:
+    """Ann hosts ``table`` for three on host 0; Bo and Cy join from hosts 1 and 2 (``rounds``:
+    options all three take, such as ``--rounds 1``). Stopped again if the table is not hosted."""
+    hosting = ["host", "--name", "Ann", "--table", table, "--players", "3", *rounds]
+    peers = [peer_on(lab, 0, tmp, *hosting, bots=bots)]
+    try:
+        peers[0].wait_for("hosting")
+        for host, name in ((1, "Bo"), (2, "Cy")):
+            joining = ["join", "--name", name, "--table", table, *rounds]
+            peers.append(peer_on(lab, host, tmp, *joining, bots=bots))
+    except BaseException:
+        for peer in peers:
+            peer.stop()
+        raise
+    return peers
+
+
 def same_hashes(first: PeerProcess, *others: PeerProcess, ended: bool = True) -> None:
     """Every round two peers saw end ended with the same hash; if ``ended``, ``first`` and each
     of ``others`` saw one end (a round of slow bots may outlast a test that says otherwise)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .hosts import peer_on, same_hashes
+from .hosts import peer_on, same_hashes, table_of_three
 from .netlab import NetLab
 from .peers import PeerProcess
 
@@ -63,14 +63,8 @@ def test_a_peer_whose_address_changes_mid_round_keeps_its_seat(
     """Mid-round, one laptop's address changes: it says so, redials from the new address and
     plays on in its seat; nobody excludes it, the round ends with the same hash everywhere, and
     the others dial its new address (its hello and the gossip carry it)."""
-    table = "Roaming " + lab3.tag
-    hosting = ["host", "--name", "Ann", "--table", table, "--players", "3", "--rounds", "1"]
-    peers = [peer_on(lab3, 0, tmp_path, *hosting)]
+    peers = table_of_three(lab3, tmp_path, "Roaming " + lab3.tag, "--rounds", "1")
     try:
-        peers[0].wait_for("hosting")
-        for host, name in ((1, "Bo"), (2, "Cy")):
-            joining = ["join", "--name", name, "--table", table, "--rounds", "1"]
-            peers.append(peer_on(lab3, host, tmp_path, *joining))
         for peer in peers:
             peer.wait_for("joined")
         for peer in peers:
@@ -125,14 +119,8 @@ def test_a_peer_without_an_address_longer_than_the_table_waits_comes_back(
     """The old lease goes and the new one comes only after the table let the laptop go: it
     comes back within seconds of getting its new address, as a returning member (a bot played
     its seat meanwhile), and plays the match to its end with the others."""
-    table = "Lease gap " + lab3.tag
-    hosting = ["host", "--name", "Ann", "--table", table, "--players", "3", "--rounds", "1"]
-    peers = [peer_on(lab3, 0, tmp_path, *hosting)]
+    peers = table_of_three(lab3, tmp_path, "Lease gap " + lab3.tag, "--rounds", "1")
     try:
-        peers[0].wait_for("hosting")
-        for host, name in ((1, "Bo"), (2, "Cy")):
-            joining = ["join", "--name", name, "--table", table, "--rounds", "1"]
-            peers.append(peer_on(lab3, host, tmp_path, *joining))
         cy_id = peers[2].wait_for("joined")["peer"]
         for peer in peers:
             peer.wait_for("round_started", timeout=30)

@@ -20,23 +20,13 @@ from nerts_lan.matchlog import read_match_log
 from nerts_lan.whereabouts import ENDED_WHILE_AWAY
 from tests.waiting import until
 
-from .hosts import SLOW, peer_on, same_hashes
+from .hosts import peer_on, same_hashes, table_of_three
 from .netlab import NetLab
 from .peers import PeerProcess
 
 pytestmark = pytest.mark.netns
 
 RUN_SLOW = os.environ.get("NERTS_SLOW") == "1"
-
-
-def _table_of_three(lab: NetLab, tmp: Path, table: str, *rounds: str, bots: list[str] = SLOW):
-    hosting = ["host", "--name", "Ann", "--table", table, "--players", "3", *rounds]
-    peers = [peer_on(lab, 0, tmp, *hosting, bots=bots)]
-    peers[0].wait_for("hosting")
-    for host, name in ((1, "Bo"), (2, "Cy")):
-        joining = ["join", "--name", name, "--table", table, *rounds]
-        peers.append(peer_on(lab, host, tmp, *joining, bots=bots))
-    return peers
 
 
 def _played_for(peer: PeerProcess, player: str, by_other_than: str) -> int:
@@ -77,7 +67,7 @@ def _sleep_and_wake(peers: list[PeerProcess], at_least: float = 0.0) -> tuple[st
 def test_a_laptop_asleep_longer_than_the_table_waits_is_back_in_its_seat(
     lab3: NetLab, tmp_path: Path
 ) -> None:
-    peers = _table_of_three(lab3, tmp_path, "Nap " + lab3.tag, "--rounds", "2")
+    peers = table_of_three(lab3, tmp_path, "Nap " + lab3.tag, "--rounds", "2")
     try:
         cy_id, slept = _sleep_and_wake(peers)
         assert slept >= 3.0
@@ -134,7 +124,7 @@ def test_a_laptop_asleep_for_minutes_is_back_in_its_seat(
 ) -> None:
     """The issue's two and ten minutes with the lid closed, for real (the match outlasts them)."""
     bots = ["--bot", "easy", "--bot-delay", "3"]
-    peers = _table_of_three(lab3, tmp_path, f"{minutes} minutes " + lab3.tag, bots=bots)
+    peers = table_of_three(lab3, tmp_path, f"{minutes} minutes " + lab3.tag, bots=bots)
     try:
         cy_id, slept = _sleep_and_wake(peers, at_least=60.0 * minutes)
         assert slept >= 60.0 * minutes

@@ -32,12 +32,16 @@ from .scoring import Match
 from .session import SessionEvent
 from .table import LobbyChanged, TableSettings
 
-__all__ = ["LanSession"]
+__all__ = ["LanSession", "wait_for_goodbyes"]
 
 CURSOR_INTERVAL = 1 / 30
 """Shortest time between two pointer updates of one player (about 30 a second)."""
 
 log = logging.getLogger(__name__)
+
+_leaving: set[threading.Thread] = set()
+"""Leaves running in the background (``close_in_background``): the process must not end before
+they said goodbye (their threads are daemons, which an ending interpreter stops mid-way)."""
 
 _Posted: TypeAlias = SessionEvent | LobbyChanged | LobbyView | SeatStatus | ViewChanged
 """What the network thread posts: the session events, and snapshots ``poll`` keeps."""
@@ -249,9 +253,11 @@ class LanSession:
         if wait is None:
             wait = not self.close_in_background
         if not wait:
-            threading.Thread(
+            leaving = threading.Thread(
                 target=self._close_now, args=(leave,), name="nerts-leave", daemon=True
-            ).start()
+            )
+            _leaving.add(leaving)
+            leaving.start()
             return
         self._close_now(leave)
 
@@ -296,9 +302,21 @@ class LanSession:
             log.warning("leaving the table: %s", error)
         finally:
             self._network.stop()
+            _leaving.discard(threading.current_thread())
 
 
 async def _status_once_started(agent: TableAgent, starting: Awaitable[None]) -> SeatStatus:
     """Start the seat (in the network thread) and say where it stands then."""
     await starting
     return agent.status()
+
+
+def wait_for_goodbyes(timeout: float) -> bool:
+    """Wait, ``timeout`` seconds at most in all, for the sessions closing in the background to
+    have left their tables (the window calls it before the process ends); True when all did."""
+    deadline = time.monotonic() + timeout
+    for leaving in list(_leaving):
+        leaving.join(max(deadline - time.monotonic(), 0.0))
+        if not leaving.is_alive():
+            _leaving.discard(leaving)
+    return not _leaving

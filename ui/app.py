@@ -22,6 +22,7 @@ from nerts_lan.coach import Moment
 from nerts_lan.engine import State
 from nerts_lan.history import record_new_logs, record_played_rounds
 from nerts_lan.history_rounds import LoggedRound
+from nerts_lan.lan_session import wait_for_goodbyes
 from nerts_lan.networks import NetworkInterface
 from nerts_lan.practice import PracticeConfig, PracticeSession
 from nerts_lan.replay import ReplaySession
@@ -34,6 +35,7 @@ from .menu_screen import MenuScreen
 from .messages import MessageKind
 from .network_picker import NetworkPicker
 from .overlays import OptionsOverlay, Overlay
+from .quitting import answer_macos_quit, quit_on_signals
 from .replay_screen import ReplayScreen
 from .screen import Screen
 from .stats_screen import StatsScreen
@@ -44,6 +46,7 @@ __all__ = [
     "TICK",
     "NertsWindow",
     "WindowConfig",
+    "close_every_window",
     "make_lan_window",
     "make_window",
     "open_practice",
@@ -55,6 +58,9 @@ TICK = 1 / 60
 """Seconds between two polls of the screen."""
 GUIDED_SLOWDOWN = 2.0
 """How much slower the bots of a guided round react: time to read one explanation a move."""
+GOODBYE_WAIT = 3.0
+"""Seconds the app waits, its windows closed, for its table to hear the goodbye (it goes out
+from a helper thread, which an ending process would stop mid-way)."""
 
 
 def open_window(config: WindowConfig) -> int:
@@ -151,6 +157,8 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         """The network the lobby is on, and switching it (None: the window has no LAN)."""
         self.needs_draw = True
         self.frames = 0
+        self.closed = False
+        """``close_now`` ran: the screen and the LAN are let go, once."""
         self._clear_colour()
 
     def use_network(self, picker: NetworkPicker, switch: Callable[[str | None], None]) -> None:
@@ -328,7 +336,11 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         self.close_now()
 
     def close_now(self) -> None:
-        """Leave the screen and the LAN, and close the window, without asking."""
+        """Leave the screen and the LAN (a goodbye to the table), and close the window, without
+        asking; once, whichever way out called it."""
+        if self.closed:
+            return
+        self.closed = True
         self._close_coach_window()
         if self.on_closed is not None:
             self.on_closed()
@@ -370,7 +382,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         if symbol == key.ESCAPE and isinstance(self.current, MenuScreen):
             field = self.current.name_field
             if field is None or not field.focused:
-                self.close()
+                self.close_now()
                 return bool(pyglet.event.EVENT_HANDLED)
         if self.current is not None:
             self.current.on_key_press(symbol, modifiers)
@@ -454,10 +466,24 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         gl.glClearColor(r / 255, g / 255, b / 255, 1.0)
 
 
+def close_every_window(goodbye_wait: float = GOODBYE_WAIT) -> None:
+    """The app ends: close each game window still open as ``close_now`` does (a LAN table hears
+    a goodbye, not a silence), and wait up to ``goodbye_wait`` seconds for the goodbyes."""
+    for each in list(pyglet.app.windows):
+        if isinstance(each, NertsWindow):
+            each.close_now()
+    wait_for_goodbyes(goodbye_wait)
+
+
 def _loop(window: NertsWindow) -> int:
+    """Run the window until the app quits, by whatever way (see ``ui.quitting``)."""
     pyglet.clock.schedule_interval(window.tick, TICK)
+    restore_signals = quit_on_signals()
+    answer_macos_quit()
     try:
         pyglet.app.run(None)
     finally:
         pyglet.clock.unschedule(window.tick)
+        restore_signals()
+        close_every_window()
     return 0

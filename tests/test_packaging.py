@@ -4,6 +4,10 @@ generic top-level names), so a new package must be added there, or the installed
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,3 +24,27 @@ def test_every_package_of_the_game_is_in_the_wheel() -> None:
         for init in (ROOT / top).rglob("__init__.py")
     }
     assert found == listed, f"missing from pyproject.toml: {sorted(found - listed)}"
+
+
+def test_the_wheel_carries_the_windows_font_and_its_licence(tmp_path: Path) -> None:
+    """Windows and macOS have no DejaVu Sans: without the font in the wheel, the card suits
+    vanish from every message there."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for top in ("nerts_lan", "net", "ui"):
+        shutil.copytree(ROOT / top, source / top, ignore=shutil.ignore_patterns("__pycache__"))
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
+    built = subprocess.run(
+        [*pip_wheel, "--wheel-dir", str(tmp_path / "dist"), str(source)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "dist").glob("nerts_lan-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for shipped in ("NertsSans.ttf", "NertsSans-Bold.ttf", "LICENSE-DejaVu.txt"):
+        assert f"ui/fonts/{shipped}" in names, f"{shipped} is not in {wheel.name}"

@@ -41,6 +41,7 @@ from .screen import Screen
 from .stats_screen import StatsScreen
 from .table_screen import TableScreen
 from .theme import BACKGROUND
+from .widgets import use_shipped_font
 
 __all__ = [
     "TICK",
@@ -140,6 +141,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
             fullscreen=fullscreen,
         )
         self.set_minimum_size(640, 420)
+        use_shipped_font()  # before any label: the card suits on every system
         self.clock = clock
         self.batch = pyglet.graphics.Batch()
         self.settings = load_settings()

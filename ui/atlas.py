@@ -19,6 +19,7 @@ from pyglet.math import Mat4
 from nerts_lan.cards import RANK_NAMES
 
 from .theme import CARD_EDGE, CARD_FACE, FONT, SUIT_SYMBOLS, darker, lighter, suit_colour, team_rgb
+from .widgets import use_shipped_font
 
 __all__ = ["CELLS_PER_STEP", "SLOT", "CardAtlas"]
 
@@ -113,6 +114,7 @@ class CardAtlas:
         self._todo = placed[::-1]
 
     def _draw(self, window: Any, cells: list[tuple[str, int, int, int, int, object]]) -> None:
+        use_shipped_font()  # the faces' rank and suit labels
         tex_w, tex_h = self.texture.width, self.texture.height
         framebuffer = Framebuffer()
         framebuffer.attach_texture(self.texture)

@@ -19,8 +19,9 @@ __all__ = [
 
 Colour = tuple[int, int, int]
 
-FONT: Final = "DejaVu Sans"
-"""DejaVu draws ♠♥♦♣ (fonts-dejavu-core); pyglet falls back to a default font without it."""
+FONT: Final = "Nerts Sans"
+"""The font the wheel ships (ui/fonts/, a subset of DejaVu Sans: it draws ♠♥♦♣ on every system;
+``ui.widgets.use_shipped_font`` registers it with pyglet before any label)."""
 
 BACKGROUND: Final[Colour] = (22, 92, 58)
 FELT_DARK: Final[Colour] = (17, 76, 47)

@@ -12,9 +12,29 @@ from pyglet import shapes, text
 from pyglet.window import mouse
 
 from .layout import Rect
+from .shipped_font import FONT_FILES, characters_in
 from .theme import ACCENT, FONT, PANEL, STAND_INS, TEXT, TEXT_DIM, WARN, lighter
 
-__all__ = ["Button", "FormScreen", "Panel", "TextField", "drawable", "fit", "label"]
+__all__ = [
+    "Button",
+    "FormScreen",
+    "Panel",
+    "TextField",
+    "drawable",
+    "fit",
+    "label",
+    "use_shipped_font",
+]
+
+
+@functools.cache
+def use_shipped_font() -> None:
+    """Register the wheel's font files with pyglet (once, before any label asks for ``FONT``);
+    a missing file is a broken install, said as such."""
+    for path in FONT_FILES:
+        if not path.is_file():
+            raise FileNotFoundError(f"the game's font is missing from its install: {path}")
+        pyglet.font.add_file(str(path))
 
 
 def label(
@@ -35,6 +55,7 @@ def label(
     kwargs: dict[str, Any] = {}
     if width is not None:
         kwargs.update(width=int(width), multiline=True)
+    use_shipped_font()
     return text.Label(
         drawable(value),
         font_name=FONT,
@@ -286,13 +307,21 @@ def _stand_in(character: str) -> str:
 @functools.cache
 def _font_draws(font_name: str, character: str) -> bool:
     """Whether the font pyglet picks for ``font_name`` has a glyph for ``character``."""
-    font = pyglet.font.load(font_name, 12)
+    use_shipped_font()
+    return _font_has(pyglet.font.load(font_name, 12), font_name, character)
+
+
+def _font_has(font: Any, font_name: str, character: str) -> bool:
+    """Whether ``font`` (what pyglet loaded for ``font_name``) draws ``character``."""
     lookup = getattr(getattr(font, "face", None), "get_character_index", None)
-    if lookup is not None:  # FreeType: the face fontconfig found, whatever its name
+    if lookup is not None:  # FreeType: the face it found (ours, or fontconfig's), whatever its name
         fonts: list[Any] = [font, *font.fallbacks]
         return any(each.face.get_character_index(character) for each in fonts)
-    # Other platforms' renderers: trust the font we asked for if it is installed; without it,
-    # a default font draws, and an emoji or a rare symbol may not be in it.
+    # DirectWrite and Quartz answer no such question: our own font's file says what it draws.
+    if font_name == FONT and pyglet.font.have_font(font_name):
+        return ord(character) in characters_in(FONT_FILES[0])
+    # Another font, installed: trust it; without it, a default font draws, and an emoji or a
+    # rare symbol may not be in it.
     if pyglet.font.have_font(font_name):
         return True
     return character not in STAND_INS and unicodedata.category(character) != "So"

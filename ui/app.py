@@ -10,12 +10,14 @@ with ``open_window`` (the menu and lobby), ``open_practice`` (a practice game) o
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
 
 import pyglet
 from pyglet import gl
+from pyglet.math import Mat4
 from pyglet.window import key
 
 from nerts_lan.coach import Moment
@@ -48,6 +50,7 @@ __all__ = [
     "NertsWindow",
     "WindowConfig",
     "close_every_window",
+    "display_scale",
     "make_lan_window",
     "make_window",
     "open_practice",
@@ -59,6 +62,12 @@ TICK = 1 / 60
 """Seconds between two polls of the screen."""
 GUIDED_SLOWDOWN = 2.0
 """How much slower the bots of a guided round react: time to read one explanation a move."""
+MINIMUM_SIZE = (640, 420)
+"""The smallest window, in the UI's units (see ``NertsWindow.unit``)."""
+SCALING_PLATFORMS = ("darwin", "win32")
+"""Where the window follows the display's scale: on a Retina Mac (2) and on Windows at 125–200 %.
+pyglet's X11 window maps the mouse through ``window.height``, which is the UI's size here, not
+the pixels: Linux keeps a scale of 1, as before."""
 GOODBYE_WAIT = 3.0
 """Seconds the app waits, its windows closed, for its table to hear the goodbye (it goes out
 from a helper thread, which an ending process would stop mid-way)."""
@@ -115,13 +124,36 @@ def make_window(
     clock: Callable[[], float] = time.monotonic,
     lobby: LobbyProvider | None = None,
 ) -> NertsWindow:
-    """The game window, on no screen yet (``clock`` is the time the screens see)."""
+    """The game window, on no screen yet (``clock`` is the time the screens see); ``width`` and
+    ``height`` in the UI's units (the display's scale makes them more pixels)."""
     pyglet.options["debug_gl"] = False
+    if sys.platform in SCALING_PLATFORMS:
+        # pyglet's "scaled": the window opens at the asked size times the display's scale (on
+        # Windows; macOS counts a window's size in points anyway), and its size, its framebuffer
+        # and the mouse all come in the same pixels, so one unit converts all three.
+        pyglet.options["dpi_scaling"] = "scaled"
     return NertsWindow(width, height, visible, fullscreen, clock, lobby)
 
 
+def display_scale(window: pyglet.window.Window) -> float:
+    """Framebuffer pixels per unit of the UI: the display's scale (``window.scale``: 2 on a
+    Retina Mac, 1.25–2 on Windows set to 125–200 %), or 1 outside ``SCALING_PLATFORMS``."""
+    if sys.platform not in SCALING_PLATFORMS:
+        return 1.0
+    scale = float(window.scale)
+    return scale if scale > 0 else 1.0
+
+
 class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
-    """The game window: forwards input to the current screen, draws only when needed."""
+    """The game window: forwards input to the current screen, draws only when needed.
+
+    Everything the screens see is in the UI's units: ``width`` and ``height``, the mouse, the
+    layout, the font sizes. ``unit`` framebuffer pixels make one (the display's scale): the
+    projection draws units onto pixels, and the mouse's pixels are divided by it, here only.
+    """
+
+    unit: float = 1.0
+    """Framebuffer pixels per UI unit, read from the display at each resize."""
 
     def __init__(
         self,
@@ -140,7 +172,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
             visible=visible,
             fullscreen=fullscreen,
         )
-        self.set_minimum_size(640, 420)
+        self._use_scale()
         use_shipped_font()  # before any label: the card suits on every system
         self.clock = clock
         self.batch = pyglet.graphics.Batch()
@@ -318,13 +350,29 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         self.needs_draw = False
         self.frames += 1
 
+    @property
+    def width(self) -> int:
+        """The window's width in UI units (``get_size()`` stays pyglet's pixels)."""
+        return round(float(self.get_size()[0]) / self.unit)
+
+    @property
+    def height(self) -> int:
+        """The window's height in UI units."""
+        return round(float(self.get_size()[1]) / self.unit)
+
     def on_resize(self, width: int, height: int) -> None:
-        super().on_resize(width, height)
+        """pyglet's size is in pixels: the screens get it in UI units."""
+        self._use_scale()
+        width, height = self.width, self.height
         if self.current is not None:
             self.current.resize(width, height)
         if self.overlay is not None:
             self.overlay.build(width, height)
         self.needs_draw = True
+
+    def on_scale(self, scale: float, dpi: int) -> None:
+        """Moved to a display of another scale: lay everything out again for it."""
+        self.on_resize(*self.get_size())
 
     def on_expose(self) -> None:
         self.needs_draw = True
@@ -354,27 +402,32 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
 
     # --- input goes to the overlay or the screen ---
 
-    def on_mouse_press(self, x: int, y: int, button: int, modifiers: int) -> None:
+    def on_mouse_press(self, x: float, y: float, button: int, modifiers: int) -> None:
+        x, y = x / self.unit, y / self.unit
         if self.overlay is not None:
             self.overlay.on_click(x, y)
             self.needs_draw = True
         elif self.current is not None:
             self.current.on_mouse_press(x, y, button, modifiers)
 
-    def on_mouse_release(self, x: int, y: int, button: int, modifiers: int) -> None:
+    def on_mouse_release(self, x: float, y: float, button: int, modifiers: int) -> None:
         screen = self._input_screen()
         if screen is not None:
-            screen.on_mouse_release(x, y, button, modifiers)
+            screen.on_mouse_release(x / self.unit, y / self.unit, button, modifiers)
 
-    def on_mouse_drag(self, x: int, y: int, dx: int, dy: int, buttons: int, modifiers: int) -> None:
+    def on_mouse_drag(
+        self, x: float, y: float, dx: float, dy: float, buttons: int, modifiers: int
+    ) -> None:
         screen = self._input_screen()
         if screen is not None:
-            screen.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
+            u = self.unit
+            screen.on_mouse_drag(x / u, y / u, dx / u, dy / u, buttons, modifiers)
 
-    def on_mouse_motion(self, x: int, y: int, dx: int, dy: int) -> None:
+    def on_mouse_motion(self, x: float, y: float, dx: float, dy: float) -> None:
         screen = self._input_screen()
         if screen is not None:
-            screen.on_mouse_motion(x, y, dx, dy)
+            u = self.unit
+            screen.on_mouse_motion(x / u, y / u, dx / u, dy / u)
 
     def on_key_press(self, symbol: int, modifiers: int) -> bool:
         if self.overlay is not None:
@@ -462,6 +515,18 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
             self.overlay.delete()
             self.overlay = None
         self.needs_draw = True
+
+    def _use_scale(self) -> None:
+        """Read the display's scale; draw UI units onto the framebuffer's pixels with it."""
+        self.unit = display_scale(self)
+        pixels_w, pixels_h = self.get_size()
+        self.projection = Mat4.orthogonal_projection(
+            0, max(pixels_w / self.unit, 1), 0, max(pixels_h / self.unit, 1), -8192, 8192
+        )
+        minimum_w, minimum_h = MINIMUM_SIZE
+        # Windows counts the minimum in pixels; macOS in points, which are UI units already.
+        factor = self.unit if sys.platform == "win32" else 1.0
+        self.set_minimum_size(round(minimum_w * factor), round(minimum_h * factor))
 
     def _clear_colour(self) -> None:
         r, g, b = BACKGROUND

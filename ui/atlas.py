@@ -115,6 +115,7 @@ class CardAtlas:
 
     def _draw(self, window: Any, cells: list[tuple[str, int, int, int, int, object]]) -> None:
         use_shipped_font()  # the faces' rank and suit labels
+        window.switch_to()  # its viewport is set back below: the window's, not another's
         tex_w, tex_h = self.texture.width, self.texture.height
         framebuffer = Framebuffer()
         framebuffer.attach_texture(self.texture)

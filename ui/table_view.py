@@ -120,7 +120,11 @@ class TableView:
         draws it a few cards a frame, then hands it to the new view as its ``atlas``)."""
         layout = self._layout(width, height, state, card_scale)
         return CardAtlas(
-            self.window, _atlas_sizes(layout), self.table.back_colours, four_colour, staged=True
+            self.window,
+            _atlas_sizes(layout, self._unit()),
+            self.table.back_colours,
+            four_colour,
+            staged=True,
         )
 
     def sync(self, state: State, now: float, animate: bool = True) -> None:
@@ -361,7 +365,7 @@ class TableView:
 
     def _ensure_atlas(self) -> None:
         assert self.layout is not None
-        sizes = _atlas_sizes(self.layout)
+        sizes = _atlas_sizes(self.layout, self._unit())
         if self.atlas is not None and self.atlas.matches(
             sizes, self.table.back_colours, self.four_colour
         ):
@@ -369,6 +373,11 @@ class TableView:
         if self.atlas is not None:
             self.atlas.delete()
         self.atlas = CardAtlas(self.window, sizes, self.table.back_colours, self.four_colour)
+
+    def _unit(self) -> float:
+        """The window's pixels per UI unit: the cards are drawn into the atlas at the pixels
+        they cover on the screen, so a Retina display shows them sharp, not enlarged."""
+        return float(getattr(self.window, "unit", 1.0))
 
     def _layout(self, width: int, height: int, state: State, card_scale: float) -> TableLayout:
         return compute_layout(
@@ -539,12 +548,13 @@ def _rounded(*args: Any, **kwargs: Any) -> Any:
     return shapes.RoundedRectangle(*args, **kwargs)
 
 
-def _atlas_sizes(layout: TableLayout) -> dict[str, tuple[int, int]]:
-    """The card sizes a layout shows: the player's own, the foundations', the other teams'."""
+def _atlas_sizes(layout: TableLayout, unit: float = 1.0) -> dict[str, tuple[int, int]]:
+    """The card sizes a layout shows, in pixels at ``unit`` pixels a layout unit: the player's
+    own, the foundations', the other teams'."""
     own = layout.own_area
     small = next((a for a in layout.teams if not a.own), own)
     return {
-        "own": (round(own.card_w), round(own.card_h)),
-        "found": (round(layout.foundation_w), round(layout.foundation_h)),
-        "small": (round(small.card_w), round(small.card_h)),
+        "own": (round(own.card_w * unit), round(own.card_h * unit)),
+        "found": (round(layout.foundation_w * unit), round(layout.foundation_h * unit)),
+        "small": (round(small.card_w * unit), round(small.card_h * unit)),
     }

@@ -288,7 +288,9 @@ def index_versions(name: str, python: str | None, platforms: tuple[str, ...]) ->
     for line in done.stdout.splitlines():
         if line.startswith("Available versions:"):
             return list(_versions(line.split(":", 1)[1].split(",")))
-    return []
+    # Never an empty list: that would pass every package silently.
+    said = [line for line in done.stderr.splitlines() if line.strip()] or ["no versions listed"]
+    raise RuntimeError(f"pip index versions {name} failed: {said[-1]}")
 
 
 def _versions(texts: Iterable[str]) -> Iterable[Version]:
@@ -445,7 +447,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=6, help="pip processes at a time")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    outcomes = run_gate(project_requirements(args.pyproject), PICKS, args.jobs)
+    try:
+        outcomes = run_gate(project_requirements(args.pyproject), PICKS, args.jobs)
+    except RuntimeError as error:
+        print(f"wheel gate: FAIL, the versions cannot be known: {error}")
+        return 1
     for outcome in outcomes:
         print(outcome.line(), flush=True)
     counted = [outcome for outcome in outcomes if outcome.counts]

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = Path(__file__).resolve().parent / "wheel_gate"
@@ -124,3 +127,11 @@ def test_a_pick_no_player_can_have_is_reported_but_does_not_decide() -> None:
     assert outcome.failed and not outcome.counts
     assert "not a real platform: python.org has no Windows ARM64 build" in outcome.line()
     assert gate.Outcome(_pick("Windows ARM64", "3.11")).counts
+
+
+def test_a_version_list_pip_cannot_give_fails_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty list would pass every package: pip failing (no network) must fail instead."""
+    failed = subprocess.CompletedProcess([], 1, "", "ERROR: Could not fetch the index\n")
+    monkeypatch.setattr(gate, "_pip", lambda arguments: failed)
+    with pytest.raises(RuntimeError, match="pip index versions zeroconf failed: ERROR: Could not"):
+        gate.index_versions("zeroconf", "3.12", ())

@@ -12,6 +12,7 @@ import pytest
 import nerts_lan.doctor as doctor
 from nerts_lan.cli import main
 from nerts_lan.doctor import Check, SeenTable, diagnose
+from nerts_lan.doctor_link import answer_to, stranger_bytes
 from net.interfaces import NetworkInterface
 
 WIFI = NetworkInterface("wlan0", "192.168.1.20", 24)
@@ -126,6 +127,35 @@ def test_bad_arguments_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> N
     assert "is not an IPv4 address" in capsys.readouterr().err
     assert main(["doctor", "--port", "70000"]) == 2
     assert "--port must be from 0 to 65535" in capsys.readouterr().err
+    assert main(["doctor", "--timeout", "5"]) == 2
+    assert "--timeout goes with --listen" in capsys.readouterr().err
+    assert main(["doctor", "--probe", "10.0.0.7:99999"]) == 2
+    assert "--probe: the port after ':' must be a number" in capsys.readouterr().err
+
+
+def test_a_probes_line_is_answered_and_anything_else_is_a_strangers() -> None:
+    token = b"0123456789abcdef"
+    assert answer_to(b"nerts-lan doctor probe " + token + b"\n") == (
+        b"nerts-lan doctor answer " + token + b"\n"
+    )
+    for stranger in (
+        b"",
+        b"GET / HTTP/1.1\r\n",
+        b"nerts-lan doctor probe 0123456789ABCDEF\n",  # not lower-case hex
+        b"nerts-lan doctor probe " + token + b"\n" + b" " * 100,  # too long
+        b"nerts-lan doctor probe " + token + b"\nand more\n",
+    ):
+        assert answer_to(stranger) is None, stranger
+    assert stranger_bytes(b"") == "nothing sent"
+    assert stranger_bytes(b"\x00" * 500) == "500+ bytes: " + "\\x00" * 10 + "…"
+
+
+def test_all_passing_says_a_computer_cannot_test_its_own_firewall(
+    machine: dict[str, object],
+) -> None:
+    advice = diagnose().advice[0]
+    assert "cannot test its own firewall" in advice
+    assert "nerts-lan doctor --listen here and nerts-lan doctor --probe ADDRESS" in advice
 
 
 def test_the_exit_status_and_json_of_the_command(

@@ -38,6 +38,7 @@ from net.interfaces import (
     read_interfaces,
     skip_reason,
 )
+from net.refusals import CONNECT, record, refusals
 
 from .advert import SERVICE_TYPE
 from .folders import CONFIG_ENV, DATA_ENV, config_folder, data_folder
@@ -165,7 +166,16 @@ def diagnose(interface: str | None = None, port: int = 0) -> Diagnosis:
         diagnosis.checks += [mdns, *tcp]
     diagnosis.checks += [_folder_check("data folder", data_folder, DATA_ENV)]
     diagnosis.checks += [_folder_check("config folder", config_folder, CONFIG_ENV)]
-    diagnosis.advice = _advice(diagnosis, interface)
+    from . import network_blocks  # it words these checks' findings: it imports Check from here
+
+    system = network_blocks.platform_findings(
+        network_blocks.PLATFORM, refusals(), network_blocks.read_windows
+    )
+    diagnosis.checks += system.checks
+    advice = _advice(diagnosis, interface)
+    if system.local_network_denied:  # joining by address fails the same way
+        advice = [line for line in advice if line != MULTICAST_ADVICE]
+    diagnosis.advice = system.advice + advice
     return diagnosis
 
 
@@ -280,6 +290,7 @@ async def tcp_verdict(
     except ConnectionRefusedError:
         return "refused", None
     except OSError as error:
+        record(CONNECT, error, host)  # macOS' Local Network privacy says no this way
         return "error", error
     return "open", opened
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from net.discovery import Advert, Discovery
+from net.refusals import CONNECT, record
 
 from .doctor import PROBE_TYPE, Check, Connector, tcp_verdict
 
@@ -326,6 +327,8 @@ async def _udp_probe(host: str, port: int, token: bytes) -> Check:
         def error_received(self, exc: Exception) -> None:
             if isinstance(exc, ConnectionRefusedError) and not answered.done():
                 answered.set_result(False)  # an ICMP "port unreachable": nobody listens
+            elif isinstance(exc, OSError):
+                record(CONNECT, exc, host)  # macOS' Local Network privacy says no this way
 
     try:
         transport, _ = await loop.create_datagram_endpoint(Asker, remote_addr=(host, port))

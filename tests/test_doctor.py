@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 
 import nerts_lan.doctor as doctor
+from nerts_lan import network_blocks
 from nerts_lan.cli import main
 from nerts_lan.doctor import Check, SeenTable, diagnose
 from nerts_lan.doctor_link import answer_to, stranger_bytes
+from nerts_lan.windows_network import NetworkProfile, WindowsFindings
+from net import refusals
 from net.interfaces import NetworkInterface
 
 WIFI = NetworkInterface("wlan0", "192.168.1.20", 24)
@@ -54,6 +57,9 @@ def machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, object
     monkeypatch.setattr(doctor, "read_interfaces", lambda: list(state["interfaces"]))  # type: ignore[call-overload]
     monkeypatch.setattr(doctor, "default_route_interface", lambda found: state["route"])
     monkeypatch.setattr(doctor, "_run_network_checks", network_checks)
+    # On Windows (the Windows lane) the doctor reads the profile and the firewall: not here.
+    unread = WindowsFindings(unread={"profiles": "not asked", "rules": "not asked"})
+    monkeypatch.setattr(network_blocks, "read_windows", lambda: unread)
     return state
 
 
@@ -167,3 +173,38 @@ def test_the_exit_status_and_json_of_the_command(
     machine["mdns"] = False
     assert main(["doctor"]) == 1
     assert "Multicast (mDNS) does not get through here" in capsys.readouterr().out
+
+
+def test_on_macos_a_refused_send_names_local_network_privacy_not_joining_by_address(
+    machine: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    machine["mdns"] = False  # what the probe's refused sends make of the mDNS check
+    monkeypatch.setattr(network_blocks, "PLATFORM", "darwin")
+    monkeypatch.setenv("TERM_PROGRAM", "vscode")
+    refusals.clear()
+    refusals.record(refusals.MULTICAST_SEND, OSError(network_blocks.MACOS_EHOSTUNREACH, "No route"))
+    try:
+        found = diagnose()
+    finally:
+        refusals.clear()
+    check = found.check("local network")
+    assert check is not None and not check.ok
+    assert found.advice[0].startswith(
+        "macOS blocks this app from your network: System Settings → Privacy & Security → "
+        "Local Network → allow Visual Studio Code"
+    )
+    assert doctor.MULTICAST_ADVICE not in found.advice  # joining by address fails the same way
+    assert "FAIL  local network" in found.report()
+
+
+def test_on_windows_a_public_network_fails_the_doctor_with_the_setting(
+    machine: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    public = WindowsFindings(profiles=[NetworkProfile("Cafe", "Wi-Fi", "Public")], rules=[])
+    monkeypatch.setattr(network_blocks, "PLATFORM", "win32")
+    monkeypatch.setattr(network_blocks, "read_windows", lambda: public)
+    found = diagnose()
+    assert not found.ok
+    assert found.advice[0].endswith("→ Wi-Fi → Cafe → Network profile type: Private.")
+    shown = {c["name"]: c for c in found.to_json()["checks"]}
+    assert not shown["windows network profile"]["ok"] and shown["windows firewall"]["ok"]

@@ -40,7 +40,9 @@ from net.interfaces import (
 )
 from net.refusals import CONNECT, record, refusals
 
+from . import network_blocks
 from .advert import SERVICE_TYPE
+from .checks import Check
 from .folders import CONFIG_ENV, DATA_ENV, config_folder, data_folder
 from .networks import remembered_network
 
@@ -80,16 +82,6 @@ MULTICAST_ADVICE: Final = (
     'lobby\'s "Join by address", or run: nerts-lan join --address HOST:PORT. (If this computer '
     "has a firewall, allowing UDP port 5353 may fix the discovery.)"
 )
-
-
-@dataclass(frozen=True)
-class Check:
-    """One check: its name ("network", "mdns", "tcp", "data folder", "config folder"), whether
-    it passed, and what was found, in words."""
-
-    name: str
-    ok: bool
-    detail: str
 
 
 @dataclass(frozen=True)
@@ -166,8 +158,6 @@ def diagnose(interface: str | None = None, port: int = 0) -> Diagnosis:
         diagnosis.checks += [mdns, *tcp]
     diagnosis.checks += [_folder_check("data folder", data_folder, DATA_ENV)]
     diagnosis.checks += [_folder_check("config folder", config_folder, CONFIG_ENV)]
-    from . import network_blocks  # it words these checks' findings: it imports Check from here
-
     system = network_blocks.platform_findings(
         network_blocks.PLATFORM, refusals(), network_blocks.read_windows
     )

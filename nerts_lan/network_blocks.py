@@ -24,7 +24,7 @@ from typing import Final
 
 from net.refusals import CONNECT, MULTICAST_SEND, Refusal, refusals
 
-from .doctor import Check
+from .checks import Check
 from .windows_network import WindowsFindings, read_findings
 
 __all__ = [

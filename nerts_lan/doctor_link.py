@@ -20,7 +20,6 @@ import contextlib
 import errno
 import re
 import secrets
-import socket
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Any, Final, cast
 
 from net.discovery import Advert, Discovery
 from net.refusals import CONNECT, record
+from net.sockets import udp_socket
 
 from .doctor import PROBE_TYPE, Check, Connector, tcp_verdict
 
@@ -105,7 +105,7 @@ class Listener:
         )
         self.port = self._server.sockets[0].getsockname()[1]
         self._udp, _ = await loop.create_datagram_endpoint(
-            lambda: _ProbeAnswerer(self), sock=_udp_socket(self.address, self.port)
+            lambda: _ProbeAnswerer(self), sock=udp_socket(self.address, self.port)
         )
         self._discovery = Discovery(self.address)
         name = "nerts-lan doctor --listen"
@@ -152,24 +152,6 @@ class Listener:
                     await asyncio.wait_for(writer.drain(), 1.0)
         finally:
             writer.close()
-
-
-def _udp_socket(address: str, port: int) -> socket.socket:
-    """A UDP socket on ``address:port``; on Windows one that ignores ICMP "port unreachable"
-    (a prober gone before its answer), after which asyncio's proactor loop of older Pythons
-    stops reading (see ``net._fastpath``)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        sock.setblocking(False)
-        sock.bind((address, port))
-        control = getattr(socket, "SIO_UDP_CONNRESET", None)
-        if control is not None and hasattr(sock, "ioctl"):
-            with contextlib.suppress(OSError):
-                sock.ioctl(control, False)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
 
 
 def answer_to(line: bytes) -> bytes | None:
@@ -325,8 +307,10 @@ async def _udp_probe(host: str, port: int, token: bytes) -> Check:
                 answered.set_result(True)
 
         def error_received(self, exc: Exception) -> None:
-            if isinstance(exc, ConnectionRefusedError) and not answered.done():
-                answered.set_result(False)  # an ICMP "port unreachable": nobody listens
+            # An ICMP "port unreachable": nobody listens (Windows reports it as a reset).
+            if isinstance(exc, (ConnectionRefusedError, ConnectionResetError)):
+                if not answered.done():
+                    answered.set_result(False)
             elif isinstance(exc, OSError):
                 record(CONNECT, exc, host)  # macOS' Local Network privacy says no this way
 

@@ -19,7 +19,7 @@ incarnation of the sender.
 On Windows an ICMP "port unreachable" (a peer whose UDP port just closed) comes back to the
 socket as a connection reset on its next receive, and asyncio's proactor loop on Python 3.10 and
 older 3.11/3.12 releases stops reading the socket after it (cpython #91227, #117210, #127057): the
-socket is told to ignore those (``SIO_UDP_CONNRESET`` off). Should asyncio close the endpoint for
+socket is told to ignore those (``net.sockets``). Should asyncio close the endpoint for
 an error anyway, the path binds its address again (``connection_lost``).
 """
 
@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import secrets
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -52,6 +50,7 @@ from ._datagrams import (
 from ._handshake import Hello
 from ._link import QueuedFrame
 from ._meshparts import MeshConfig, MeshLink
+from .sockets import udp_socket
 
 __all__ = ["DatagramPath"]
 
@@ -116,7 +115,7 @@ class DatagramPath(asyncio.DatagramProtocol):
         loop = asyncio.get_running_loop()
         old = self._transport  # a mesh that moved listens anew (net._roaming)
         try:
-            sock = _datagram_socket(host, port)
+            sock = udp_socket(host, port)
             await loop.create_datagram_endpoint(lambda: self, sock=sock)
         except OSError as error:
             log.warning("no datagrams on %s:%d (TCP alone): %s", host, port, error)
@@ -323,30 +322,3 @@ class DatagramPath(asyncio.DatagramProtocol):
             if due is not None and (soonest is None or due < soonest):
                 soonest = due
         self._arm(soonest)
-
-
-def _datagram_socket(host: str, port: int) -> socket.socket:
-    """A UDP socket bound to ``host:port``; on Windows, one that ignores ICMP "port
-    unreachable" (see the module: it would stop the proactor loop reading it)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        sock.setblocking(False)
-        sock.bind((host, port))
-        ignore_port_unreachable(sock)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
-def ignore_port_unreachable(sock: socket.socket) -> bool:
-    """Turn off ``SIO_UDP_CONNRESET`` on a Windows UDP socket; whether it was (False
-    elsewhere: no other system reports ICMP errors on an unconnected UDP socket)."""
-    control = getattr(socket, "SIO_UDP_CONNRESET", None)
-    ioctl = getattr(sock, "ioctl", None)
-    if control is None or ioctl is None:
-        return False
-    with contextlib.suppress(OSError, ValueError):
-        ioctl(control, False)
-        return True
-    return False

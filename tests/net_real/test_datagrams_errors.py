@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import sys
 
-from net._fastpath import ignore_port_unreachable
+from net.sockets import ignore_port_unreachable
 
 from .meshkit import Meshes, run_meshes, until
 from .test_datagrams import _linked_through_held_tcp

@@ -16,6 +16,7 @@ first, and the parsers take either.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -41,9 +42,13 @@ COMMAND_TIMEOUT: Final = 8.0
 """Seconds each command may take (PowerShell itself takes one or two to start)."""
 _CATEGORIES: Final = {0: "Public", 1: "Private", 2: "DomainAuthenticated"}
 _PROFILE_FLAGS: Final = ((1, "Domain"), (2, "Private"), (4, "Public"))
+_DONE: Final = "#nerts-lan: done"
+"""The line each script ends with: an output without it is no answer (Wine's PowerShell is a stub
+that prints nothing, which would read as "no network, no rule")."""
 _PROFILES_SCRIPT: Final = (
     "Get-NetConnectionProfile | Select-Object Name, InterfaceAlias, "
-    "@{n='NetworkCategory';e={[string]$_.NetworkCategory}} | ConvertTo-Json -Compress"
+    "@{n='NetworkCategory';e={[string]$_.NetworkCategory}} | ConvertTo-Json -Compress; "
+    f"'{_DONE}'"
 )
 _RULES_SCRIPT: Final = (
     "Get-NetFirewallApplicationFilter -Program {programs} -ErrorAction SilentlyContinue | "
@@ -51,7 +56,7 @@ _RULES_SCRIPT: Final = (
     "@{{n='Enabled';e={{[string]$_.Enabled}}}}, @{{n='Direction';e={{[string]$_.Direction}}}}, "
     "@{{n='Action';e={{[string]$_.Action}}}}, @{{n='Profile';e={{[string]$_.Profile}}}}, "
     "@{{n='Program';e={{($_ | Get-NetFirewallApplicationFilter).Program}}}} | "
-    "ConvertTo-Json -Compress"
+    f"ConvertTo-Json -Compress; '{_DONE}'"
 )
 
 
@@ -233,13 +238,13 @@ def read_findings(run: Runner | None = None) -> WindowsFindings:
     runner = run or _run
     findings = WindowsFindings()
     try:
-        findings.profiles = parse_profiles(runner(_powershell(_PROFILES_SCRIPT)))
+        findings.profiles = parse_profiles(_finished(runner(_powershell(_PROFILES_SCRIPT))))
     except (OSError, subprocess.SubprocessError, ValueError) as error:
         findings.unread["profiles"] = _why(error)
     programs = programs_of_this_python()
     quoted = ",".join("'" + p.replace("'", "''") + "'" for p in programs)
     try:
-        text = runner(_powershell(_RULES_SCRIPT.format(programs=quoted)))
+        text = _finished(runner(_powershell(_RULES_SCRIPT.format(programs=quoted))))
         findings.rules = parse_rules(text, programs, os.environ)
     except (OSError, subprocess.SubprocessError, ValueError) as error:
         try:
@@ -254,7 +259,18 @@ def read_findings(run: Runner | None = None) -> WindowsFindings:
 
 
 def _powershell(script: str) -> list[str]:
-    return ["powershell", "-NoProfile", "-NonInteractive", "-Command", script]
+    # Piped, PowerShell writes in the console's OEM code page unless told otherwise: a
+    # network named "Café" must come out whole.
+    utf8 = "[Console]::OutputEncoding = [Text.Encoding]::UTF8; "
+    return ["powershell", "-NoProfile", "-NonInteractive", "-Command", utf8 + script]
+
+
+def _finished(output: str) -> str:
+    """A script's output without its last line, which must be ``_DONE``."""
+    lines = output.strip().splitlines()
+    if not lines or lines[-1].strip() != _DONE:
+        raise ValueError("PowerShell gave no answer" if not lines else "PowerShell stopped early")
+    return "\n".join(lines[:-1])
 
 
 def _run(command: list[str]) -> str:
@@ -266,7 +282,17 @@ def _run(command: list[str]) -> str:
         stdin=subprocess.DEVNULL,
         creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
     )
-    return done.stdout.decode("utf-8", "replace") if done.stdout else ""
+    # netsh writes in the OEM code page (Python has a codec for it on Windows only).
+    encoding = "utf-8" if command[0] == "powershell" or not _has_codec("oem") else "oem"
+    return done.stdout.decode(encoding, "replace") if done.stdout else ""
+
+
+def _has_codec(name: str) -> bool:
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return False
+    return True
 
 
 def _why(error: BaseException) -> str:

@@ -153,3 +153,29 @@ def test_the_window_says_what_windows_blocks(monkeypatch: pytest.MonkeyPatch) ->
     assert network_blocks.network_warning().startswith(
         'Windows blocks other laptops on the Public network "Cafe Lumiere Guest"'
     )
+
+
+def test_a_powershell_that_prints_nothing_is_no_answer_not_no_network() -> None:
+    """Wine's powershell.exe is a stub that prints nothing and exits 0."""
+
+    def stub(command: list[str]) -> str:
+        if command[0] == "netsh":
+            raise FileNotFoundError(2, "No such file", "netsh")
+        return ""
+
+    found = read_findings(stub)
+    assert found.profiles is None and found.rules is None
+    assert found.summary()["profiles"] == "could not be read (PowerShell gave no answer)"
+
+
+def test_the_scripts_answers_are_read_up_to_their_last_line() -> None:
+    profiles = _output("profiles_select.json")
+
+    def windows(command: list[str]) -> str:
+        if "NetConnectionProfile" in command[-1]:
+            return profiles + "#nerts-lan: done\r\n"
+        return "#nerts-lan: done\r\n"  # no rule for this Python: ConvertTo-Json says nothing
+
+    found = read_findings(windows)
+    assert found.unread == {} and found.rules == []
+    assert [p.category for p in found.profiles or []] == ["Private", "Public"]

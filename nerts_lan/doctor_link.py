@@ -32,6 +32,7 @@ from net.sockets import udp_socket
 from .doctor import PROBE_TYPE, Check, Connector, tcp_verdict
 
 __all__ = [
+    "AT_ONCE",
     "MAX_LINE",
     "PROBE_MDNS_WAIT",
     "PROBE_TCP_WAIT",
@@ -53,6 +54,8 @@ PROBE_UDP_WAIT: Final = 3.0
 """Seconds to wait for the UDP answer (the probe is sent three times meanwhile)."""
 PROBE_MDNS_WAIT: Final = 4.0
 """Seconds to browse for the listener's mDNS advert."""
+AT_ONCE: Final = 16
+"""Connections a listener serves at once; more are closed unread (a flood)."""
 STRANGERS_SHOWN: Final = 20
 """Strangers reported by a listener; more are counted, not shown."""
 _PROBE = re.compile(rb"nerts-lan doctor probe ([0-9a-f]{16})\n?")
@@ -92,6 +95,7 @@ class Listener:
         self.address = address
         self.port = port
         self.strangers = 0
+        self._serving = 0
         self._on_heard = on_heard
         self._server: asyncio.Server | None = None
         self._udp: asyncio.DatagramTransport | None = None
@@ -132,6 +136,19 @@ class Listener:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
         source = str(peer[0]) if isinstance(peer, tuple) else "?"
+        if self._serving >= AT_ONCE:  # a flood: no descriptor and no timer more for it
+            writer.close()
+            self.heard(Heard("stranger", "tcp", source, f"over {AT_ONCE} connections at once"))
+            return
+        self._serving += 1
+        try:
+            await self._answer(reader, writer, source)
+        finally:
+            self._serving -= 1
+
+    async def _answer(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, source: str
+    ) -> None:
         try:
             line = await asyncio.wait_for(reader.readuntil(b"\n"), PROBE_TCP_WAIT)
         except asyncio.IncompleteReadError as short:

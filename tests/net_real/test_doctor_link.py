@@ -12,7 +12,7 @@ import sys
 from collections.abc import Awaitable, Callable
 
 from nerts_lan.doctor import async_network_checks, tcp_verdict
-from nerts_lan.doctor_link import MAX_LINE, Heard, Listener, ProbeReport, async_probe
+from nerts_lan.doctor_link import AT_ONCE, MAX_LINE, Heard, Listener, ProbeReport, async_probe
 from tests.waiting import async_until
 
 WINDOWS_REFUSAL = 2.1
@@ -110,3 +110,18 @@ def test_a_strangers_bytes_get_no_answer_and_one_clear_line() -> None:
     assert lines[2].startswith("a stranger on UDP from 127.0.0.1: 200+ bytes: \\xff")
     assert all(len(line) < 130 for line in lines), lines  # the first bytes only, escaped
     assert MAX_LINE < 200
+
+
+def test_a_flood_of_connections_is_served_only_so_many_at_once() -> None:
+    async def scenario(listener: Listener, heard: list[Heard]) -> None:
+        held = [await asyncio.open_connection("127.0.0.1", listener.port) for _ in range(AT_ONCE)]
+        await async_until(lambda: listener._serving == AT_ONCE)
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        assert await asyncio.wait_for(reader.read(), 5) == b""  # closed unread at once
+        writer.close()
+        for _, held_writer in held:
+            held_writer.close()
+        await async_until(lambda: listener._serving == 0)
+
+    heard = asyncio.run(_with_listener(scenario))
+    assert f"over {AT_ONCE} connections at once" in heard[0].line()

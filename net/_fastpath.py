@@ -106,6 +106,7 @@ class DatagramPath(asyncio.DatagramProtocol):
         self._acks: dict[str, tuple[MeshLink, bool]] = {}
         self._resend: asyncio.TimerHandle | None = None
         self._bound: tuple[str, int] | None = None
+        self._reopening: asyncio.Future[None] | None = None
         self._closed = False
 
     async def async_open(self, host: str, port: int) -> None:
@@ -137,8 +138,8 @@ class DatagramPath(asyncio.DatagramProtocol):
             return
         self.counts["reopened"] += 1
         log.warning("the datagram socket of %s closed (%s): opening it again", self.me.peer, exc)
-        if self._bound is not None:
-            asyncio.get_running_loop().create_task(self.async_open(*self._bound))
+        if self._bound is not None:  # kept: the loop holds only a weak reference to a task
+            self._reopening = asyncio.ensure_future(self.async_open(*self._bound))
 
     def close(self) -> None:
         self._closed = True

@@ -25,6 +25,7 @@ import os
 import secrets
 import textwrap
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -37,20 +38,26 @@ from net.interfaces import (
     read_interfaces,
     skip_reason,
 )
+from net.refusals import CONNECT, record, refusals
 
+from . import network_blocks
 from .advert import SERVICE_TYPE
+from .checks import Check
 from .folders import CONFIG_ENV, DATA_ENV, config_folder, data_folder
 from .networks import remembered_network
 
 __all__ = [
     "MDNS_WAIT",
     "PROBE_TYPE",
+    "SELF_CHECK_LIMIT",
     "TCP_WAIT",
     "Check",
     "Diagnosis",
     "SeenTable",
     "async_network_checks",
     "diagnose",
+    "find_interfaces",
+    "tcp_verdict",
 ]
 
 PROBE_TYPE: Final = "_nerts-doctor._tcp.local."
@@ -59,24 +66,22 @@ MDNS_WAIT: Final = 3.0
 """Seconds the probe may take to come back before mDNS is declared blocked."""
 TABLES_WAIT: Final = 1.5
 """Seconds spent listening for Nerts tables, at least (answers come within about a second)."""
-TCP_WAIT: Final = 2.0
-"""Seconds a connection may take before the port is declared blocked."""
+TCP_WAIT: Final = 5.0
+"""Seconds a connection may take before the port is declared dropped by a firewall: longer than
+Windows takes to refuse a closed port (about 2 s: it retries the SYN first), so that a refusal
+is not taken for a firewall's silence."""
+SELF_CHECK_LIMIT: Final = (
+    "A computer cannot test its own firewall from itself (what it sends to its own address "
+    "never passes the firewall): if a friend still sees nothing, run nerts-lan doctor --listen "
+    "here and nerts-lan doctor --probe ADDRESS from theirs."
+)
+Connector = Callable[[str, int], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
 MULTICAST_ADVICE: Final = (
     "Multicast (mDNS) does not get through here, so tables do not show up by themselves: "
     "join by address instead. The host's lobby shows its address and port; type them in the "
     'lobby\'s "Join by address", or run: nerts-lan join --address HOST:PORT. (If this computer '
     "has a firewall, allowing UDP port 5353 may fix the discovery.)"
 )
-
-
-@dataclass(frozen=True)
-class Check:
-    """One check: its name ("network", "mdns", "tcp", "data folder", "config folder"), whether
-    it passed, and what was found, in words."""
-
-    name: str
-    ok: bool
-    detail: str
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,32 @@ class Diagnosis:
 def diagnose(interface: str | None = None, port: int = 0) -> Diagnosis:
     """Run every check on ``interface`` (an IPv4 address; None: the one the window would use)
     with the game's TCP ``port`` (0: a free one); never raises for what the machine is like."""
+    diagnosis = Diagnosis(*find_interfaces(interface))
+    used = diagnosis.used
+    diagnosis.checks.append(_network_check(interface, used))
+    if used is not None:
+        mdns, tables, tcp = _run_network_checks(used.address, port)
+        diagnosis.tables = tables
+        diagnosis.checks += [mdns, *tcp]
+    diagnosis.checks += [_folder_check("data folder", data_folder, DATA_ENV)]
+    diagnosis.checks += [_folder_check("config folder", config_folder, CONFIG_ENV)]
+    system = network_blocks.platform_findings(
+        network_blocks.PLATFORM, refusals(), network_blocks.read_windows
+    )
+    diagnosis.checks += system.checks
+    advice = _advice(diagnosis, interface)
+    if system.local_network_denied:  # joining by address fails the same way
+        advice = [line for line in advice if line != MULTICAST_ADVICE]
+    diagnosis.advice = system.advice + advice
+    return diagnosis
+
+
+def find_interfaces(
+    interface: str | None = None,
+) -> tuple[list[NetworkInterface], list[NetworkInterface], NetworkInterface | None]:
+    """Every interface (the default route's marked), the usable ones best first, and the one
+    to check: ``interface``'s (an IPv4 address; None if it is none of ours), else the one the
+    window would use."""
     found = read_interfaces()
     route = default_route_interface(found)
     interfaces = [replace(i, default_route=i.name == route) for i in found]
@@ -152,16 +183,7 @@ def diagnose(interface: str | None = None, port: int = 0) -> Diagnosis:
         used = next((i for i in interfaces if i.address == interface), None)
     else:
         used = usable[0] if usable else None
-    diagnosis = Diagnosis(interfaces, usable, used)
-    diagnosis.checks.append(_network_check(interface, used))
-    if used is not None:
-        mdns, tables, tcp = _run_network_checks(used.address, port)
-        diagnosis.tables = tables
-        diagnosis.checks += [mdns, *tcp]
-    diagnosis.checks += [_folder_check("data folder", data_folder, DATA_ENV)]
-    diagnosis.checks += [_folder_check("config folder", config_folder, CONFIG_ENV)]
-    diagnosis.advice = _advice(diagnosis, interface)
-    return diagnosis
+    return interfaces, usable, used
 
 
 # --- the checks -------------------------------------------------------------------------------
@@ -194,17 +216,19 @@ def _run_network_checks(address: str, port: int) -> tuple[Check, list[SeenTable]
 
 
 async def async_network_checks(
-    address: str, port: int
+    address: str, port: int, connect: Connector | None = None
 ) -> tuple[Check, list[SeenTable], list[Check]]:
     """The mDNS check (and the tables it saw), then the TCP checks: the ``port`` (0: a free
-    one) and the port of every table hosted on ``address``."""
+    one) and the port of every table hosted on ``address``. ``connect(host, port)`` opens a
+    connection (``asyncio.open_connection``; another for fault injection)."""
+    dial = connect or asyncio.open_connection
     try:
         mdns, tables = await _mdns_check(address)
     except Exception as error:  # zeroconf could not start there (port 5353, permissions)
         mdns, tables = Check("mdns", False, f"could not be checked: {_reason(error)}"), []
     hosted = sorted({t.port for t in tables if address in t.addresses})
-    tcp = [await _tcp_check(address, port, listen=port not in hosted)]
-    tcp += [await _tcp_check(address, p, listen=False) for p in hosted if p != port]
+    tcp = [await _tcp_check(address, port, dial, listen=port not in hosted)]
+    tcp += [await _tcp_check(address, p, dial, listen=False) for p in hosted if p != port]
     return mdns, tables, tcp
 
 
@@ -244,7 +268,24 @@ async def _mdns_check(address: str) -> tuple[Check, list[SeenTable]]:
     return Check("mdns", False, detail), tables
 
 
-async def _tcp_check(address: str, port: int, listen: bool) -> Check:
+async def tcp_verdict(
+    host: str, port: int, connect: Connector, wait: float = TCP_WAIT
+) -> tuple[str, Any]:
+    """Try to connect: ("open", (reader, writer)), ("refused", None), ("dropped", None: no
+    answer within ``wait``) or ("error", the OSError)."""
+    try:
+        opened = await asyncio.wait_for(connect(host, port), wait)
+    except asyncio.TimeoutError:
+        return "dropped", None
+    except ConnectionRefusedError:
+        return "refused", None
+    except OSError as error:
+        record(CONNECT, error, host)  # macOS' Local Network privacy says no this way
+        return "error", error
+    return "open", opened
+
+
+async def _tcp_check(address: str, port: int, connect: Connector, listen: bool) -> Check:
     """Connect to ``address:port``: to a listener of our own (``listen``), or to the table
     hosted here on that port."""
     server: asyncio.Server | None = None
@@ -256,25 +297,26 @@ async def _tcp_check(address: str, port: int, listen: bool) -> Check:
         port = server.sockets[0].getsockname()[1]
     whose = "" if listen else " (the table hosted here)"
     try:
-        _reader, writer = await asyncio.wait_for(asyncio.open_connection(address, port), TCP_WAIT)
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
-    except asyncio.TimeoutError:
-        detail = f"TCP port {port}{whose} on {address}: no answer in {TCP_WAIT:.0f} s"
-        return Check("tcp", False, detail + " (a firewall drops it)")
-    except ConnectionRefusedError:
-        if not listen:  # nobody listens: that table's game has ended (its advert outlived it)
-            return Check("tcp", True, f"TCP port {port}{whose} on {address}: closed, gone")
-        detail = f"TCP port {port} on {address}: refused (a firewall refuses it)"
-        return Check("tcp", False, detail)
-    except OSError as error:
-        return Check("tcp", False, f"TCP port {port}{whose} on {address}: {_reason(error)}")
+        verdict, found = await tcp_verdict(address, port, connect)
+        if verdict == "open":
+            found[1].close()
+            with contextlib.suppress(OSError):
+                await found[1].wait_closed()
     finally:
         if server is not None:
             server.close()
             await server.wait_closed()
-    return Check("tcp", True, f"TCP port {port}{whose} on {address} accepts connections")
+    if verdict == "dropped":
+        detail = f"TCP port {port}{whose} on {address}: no answer in {TCP_WAIT:.0f} s"
+        return Check("tcp", False, detail + " (a firewall drops it)")
+    if verdict == "refused":
+        if not listen:  # nobody listens: that table's game has ended (its advert outlived it)
+            return Check("tcp", True, f"TCP port {port}{whose} on {address}: closed, gone")
+        detail = f"TCP port {port} on {address}: refused (a firewall refuses it)"
+        return Check("tcp", False, detail)
+    if verdict == "error":
+        return Check("tcp", False, f"TCP port {port}{whose} on {address}: {_reason(found)}")
+    return Check("tcp", True, f"TCP port {port}{whose} on {address} accepts connections from here")
 
 
 async def _hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -346,7 +388,8 @@ def _advice(diagnosis: Diagnosis, asked: str | None) -> list[str]:
         advice.insert(
             0,
             "All is well here. If a friend's table still does not show, run nerts-lan doctor on "
-            "their computer too, or join by address (nerts-lan join --address HOST:PORT).",
+            "their computer too, or join by address (nerts-lan join --address HOST:PORT). "
+            + SELF_CHECK_LIMIT,
         )
     return advice
 

@@ -15,6 +15,12 @@ A datagram is looked up by the sender's peer id, never by its source address (a 
 address changed keeps delivering, and our datagrams follow it there), and dropped, counted in
 ``DatagramPath.counts``, if it is malformed, from no linked peer, wrongly tagged, or of another
 incarnation of the sender.
+
+On Windows an ICMP "port unreachable" (a peer whose UDP port just closed) comes back to the
+socket as a connection reset on its next receive, and asyncio's proactor loop on Python 3.10 and
+older 3.11/3.12 releases stops reading the socket after it (cpython #91227, #117210, #127057): the
+socket is told to ignore those (``net.sockets``). Should asyncio close the endpoint for
+an error anyway, the path binds its address again (``connection_lost``).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from ._datagrams import (
 from ._handshake import Hello
 from ._link import QueuedFrame
 from ._meshparts import MeshConfig, MeshLink
+from .sockets import udp_socket
 
 __all__ = ["DatagramPath"]
 
@@ -98,26 +105,44 @@ class DatagramPath(asyncio.DatagramProtocol):
         self._sides: dict[str, _Side] = {}
         self._acks: dict[str, tuple[MeshLink, bool]] = {}
         self._resend: asyncio.TimerHandle | None = None
+        self._bound: tuple[str, int] | None = None
+        self._reopening: asyncio.Future[None] | None = None
+        self._closed = False
 
     async def async_open(self, host: str, port: int) -> None:
         """Take datagrams on ``host:port`` (the TCP listener's); without it, TCP alone."""
-        if not self.enabled:
+        if not self.enabled or self._closed:
             return
         loop = asyncio.get_running_loop()
         old = self._transport  # a mesh that moved listens anew (net._roaming)
         try:
-            await loop.create_datagram_endpoint(lambda: self, local_addr=(host, port))
+            sock = udp_socket(host, port)
+            await loop.create_datagram_endpoint(lambda: self, sock=sock)
         except OSError as error:
             log.warning("no datagrams on %s:%d (TCP alone): %s", host, port, error)
             return
-        if old is not None:
+        if old is not None and old is not self._transport:
             old.close()  # bound to an address that is gone
         self.port = port
+        self._bound = (host, port)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.DatagramTransport, transport)
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        """asyncio closed an endpoint: ours, for an error (not by ``close`` nor for a move),
+        means bind the same address again, so that the path goes on."""
+        transport, self._transport = self._transport, None
+        if transport is None or not transport.is_closing() or self._closed:
+            self._transport = transport  # an old endpoint, closed after a move: not ours now
+            return
+        self.counts["reopened"] += 1
+        log.warning("the datagram socket of %s closed (%s): opening it again", self.me.peer, exc)
+        if self._bound is not None:  # kept: the loop holds only a weak reference to a task
+            self._reopening = asyncio.ensure_future(self.async_open(*self._bound))
+
     def close(self) -> None:
+        self._closed = True
         if self.counts:
             log.info("datagrams of %s: %s", self.me.peer, dict(sorted(self.counts.items())))
         if self._resend is not None:
@@ -196,7 +221,9 @@ class DatagramPath(asyncio.DatagramProtocol):
             log.exception("a datagram from %s", addr)
 
     def error_received(self, exc: Exception) -> None:
-        self.counts["send errors"] += 1  # a firewall's drop, an unreachable host: TCP carries on
+        # A firewall's drop, an unreachable host, a peer's closed port: TCP carries on, and so
+        # does this endpoint (connection_lost opens it again if asyncio closes it).
+        self.counts["send errors"] += 1
 
     # --- helpers -------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ._connection import FRAME_TIMEOUT, Connection
+from ._dialing import Connector
 from ._handshake import Hello
 from ._identity import PeerKey
 from ._link import LinkState
@@ -69,6 +70,9 @@ class MeshConfig:
     end holds the key of the id it claims, and links only with peers that have one (None: no
     keys, and links only with peers without one)."""
 
+    connect: Connector | None = None
+    """How to open a TCP connection to a peer (None: ``asyncio.open_connection``); fault
+    injection for tests."""
     address_check_interval: float | None = 0.5
     """Seconds between two looks at our own addresses (a laptop that roams gets a new one:
     see ``net._roaming``); None: never look."""

@@ -13,7 +13,8 @@ A send that fails (``Operation not permitted`` under a firewall's drop, ``Networ
 unreachable`` when the Wi-Fi goes) is routine on a LAN: zeroconf logs it with a full traceback,
 which reads like a crash. Every ``Discovery`` puts a filter on zeroconf's logger that turns such
 a record into one line, at debug level unless ``show_send_errors(True)`` (``--verbose``) asks
-to see it.
+to see it. Each such error is also kept in ``net.refusals`` (``MULTICAST_SEND``), for the
+application to name what refuses the sends (macOS' Local Network privacy setting, say).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 
 from zeroconf import IPVersion, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
+
+from . import refusals
 
 __all__ = [
     "MAX_PROPERTY_LENGTH",
@@ -208,6 +211,7 @@ class _OneLineSendErrors(logging.Filter):
         error = record.exc_info[1] if record.exc_info else None
         if not isinstance(error, OSError):
             return True
+        refusals.record(refusals.MULTICAST_SEND, error)
         record.msg, record.args = record.getMessage().replace("\n", " "), None
         record.exc_info, record.exc_text, record.stack_info = None, None, None
         if self.shown:

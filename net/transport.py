@@ -95,6 +95,7 @@ from ._codec import (
 )
 from ._connection import Connection, authenticate, cancel_within, prove_key
 from ._describe import Description
+from ._dialing import Dials
 from ._fastpath import DatagramPath
 from ._handshake import (
     CODE_NEEDED,
@@ -134,7 +135,6 @@ MAX_EPHEMERAL = 512
 _DUPLICATE = "duplicate connection"
 _FRAMES_PER_TURN = 32
 """Frames read from one connection before the other connections get a turn of the loop."""
-_DIAL_TIMEOUT = 2.0
 CLOSE_GRACE = 1.0
 """Seconds a closing mesh gives its tasks and unsent bytes before it drops them."""
 _BACKLOG = 16
@@ -307,17 +307,16 @@ class Mesh:
         return task
 
     async def _dial_forever(self, link: MeshLink) -> None:
-        while link.wanted and not self._closing:
-            if link.connection is None and link.address is not None:
-                try:
-                    reader, writer = await asyncio.wait_for(
-                        asyncio.open_connection(*link.address), timeout=_DIAL_TIMEOUT
-                    )
-                except (OSError, asyncio.TimeoutError):
-                    await asyncio.sleep(self.config.retry_interval)
-                    continue
-                await self._run_connection(reader, writer, expected=link.peer)
-            await asyncio.sleep(self.config.retry_interval)
+        dials = Dials(self.config.connect)  # overlapping attempts: see net._dialing
+        try:
+            while link.wanted and not self._closing:
+                if link.connection is None and link.address is not None:
+                    opened = await dials.next(link.address)
+                    if opened is not None:
+                        await self._run_connection(*opened, expected=link.peer)
+                await asyncio.sleep(self.config.retry_interval)
+        finally:
+            dials.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 
 import nerts_lan.doctor as doctor
+from nerts_lan import network_blocks
 from nerts_lan.cli import main
 from nerts_lan.doctor import Check, SeenTable, diagnose
+from nerts_lan.doctor_link import answer_to, stranger_bytes
+from nerts_lan.windows_network import NetworkProfile, WindowsFindings
+from net import refusals
 from net.interfaces import NetworkInterface
 
 WIFI = NetworkInterface("wlan0", "192.168.1.20", 24)
@@ -53,6 +57,9 @@ def machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, object
     monkeypatch.setattr(doctor, "read_interfaces", lambda: list(state["interfaces"]))  # type: ignore[call-overload]
     monkeypatch.setattr(doctor, "default_route_interface", lambda found: state["route"])
     monkeypatch.setattr(doctor, "_run_network_checks", network_checks)
+    # On Windows (the Windows lane) the doctor reads the profile and the firewall: not here.
+    unread = WindowsFindings(unread={"profiles": "not asked", "rules": "not asked"})
+    monkeypatch.setattr(network_blocks, "read_windows", lambda: unread)
     return state
 
 
@@ -126,6 +133,35 @@ def test_bad_arguments_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> N
     assert "is not an IPv4 address" in capsys.readouterr().err
     assert main(["doctor", "--port", "70000"]) == 2
     assert "--port must be from 0 to 65535" in capsys.readouterr().err
+    assert main(["doctor", "--timeout", "5"]) == 2
+    assert "--timeout goes with --listen" in capsys.readouterr().err
+    assert main(["doctor", "--probe", "10.0.0.7:99999"]) == 2
+    assert "--probe: the port after ':' must be a number" in capsys.readouterr().err
+
+
+def test_a_probes_line_is_answered_and_anything_else_is_a_strangers() -> None:
+    token = b"0123456789abcdef"
+    assert answer_to(b"nerts-lan doctor probe " + token + b"\n") == (
+        b"nerts-lan doctor answer " + token + b"\n"
+    )
+    for stranger in (
+        b"",
+        b"GET / HTTP/1.1\r\n",
+        b"nerts-lan doctor probe 0123456789ABCDEF\n",  # not lower-case hex
+        b"nerts-lan doctor probe " + token + b"\n" + b" " * 100,  # too long
+        b"nerts-lan doctor probe " + token + b"\nand more\n",
+    ):
+        assert answer_to(stranger) is None, stranger
+    assert stranger_bytes(b"") == "nothing sent"
+    assert stranger_bytes(b"\x00" * 500) == "500+ bytes: " + "\\x00" * 10 + "…"
+
+
+def test_all_passing_says_a_computer_cannot_test_its_own_firewall(
+    machine: dict[str, object],
+) -> None:
+    advice = diagnose().advice[0]
+    assert "cannot test its own firewall" in advice
+    assert "nerts-lan doctor --listen here and nerts-lan doctor --probe ADDRESS" in advice
 
 
 def test_the_exit_status_and_json_of_the_command(
@@ -137,3 +173,38 @@ def test_the_exit_status_and_json_of_the_command(
     machine["mdns"] = False
     assert main(["doctor"]) == 1
     assert "Multicast (mDNS) does not get through here" in capsys.readouterr().out
+
+
+def test_on_macos_a_refused_send_names_local_network_privacy_not_joining_by_address(
+    machine: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    machine["mdns"] = False  # what the probe's refused sends make of the mDNS check
+    monkeypatch.setattr(network_blocks, "PLATFORM", "darwin")
+    monkeypatch.setenv("TERM_PROGRAM", "vscode")
+    refusals.clear()
+    refusals.record(refusals.MULTICAST_SEND, OSError(network_blocks.MACOS_EHOSTUNREACH, "No route"))
+    try:
+        found = diagnose()
+    finally:
+        refusals.clear()
+    check = found.check("local network")
+    assert check is not None and not check.ok
+    assert found.advice[0].startswith(
+        "macOS blocks this app from your network: System Settings → Privacy & Security → "
+        "Local Network → allow Visual Studio Code"
+    )
+    assert doctor.MULTICAST_ADVICE not in found.advice  # joining by address fails the same way
+    assert "FAIL  local network" in found.report()
+
+
+def test_on_windows_a_public_network_fails_the_doctor_with_the_setting(
+    machine: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    public = WindowsFindings(profiles=[NetworkProfile("Cafe", "Wi-Fi", "Public")], rules=[])
+    monkeypatch.setattr(network_blocks, "PLATFORM", "win32")
+    monkeypatch.setattr(network_blocks, "read_windows", lambda: public)
+    found = diagnose()
+    assert not found.ok
+    assert found.advice[0].endswith("→ Wi-Fi → Cafe → Network profile type: Private.")
+    shown = {c["name"]: c for c in found.to_json()["checks"]}
+    assert not shown["windows network profile"]["ok"] and shown["windows firewall"]["ok"]

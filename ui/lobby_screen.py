@@ -30,7 +30,7 @@ from nerts_lan.table import TableSettings
 from .config import Settings
 from .layout import Rect
 from .lobby import HostRequest, ListedTable, LobbyProvider
-from .network_picker import draw_network
+from .network_picker import draw_network, network_warning
 from .screen import Screen
 from .theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
 from .widgets import Button, FormScreen, Panel, TextField, fit
@@ -139,7 +139,7 @@ class LobbyScreen(FormScreen, Screen):
                 width / 2,
                 margin + 8,
                 size=13,
-                colour=WARN if self._problem() else GOOD,
+                colour=WARN if self._problem() or network_warning(self) else GOOD,
                 anchor_x="center",
                 anchor_y="bottom",
             )
@@ -168,8 +168,9 @@ class LobbyScreen(FormScreen, Screen):
         return self.lobby.problem or self._open_problem
 
     def _bottom_line(self) -> str:
-        """What went wrong, else what the lobby has to say ("Back to your table NAME")."""
-        return self._problem() or self.lobby.notice
+        """What went wrong, else what blocks the network, else what the lobby has to say
+        ("Back to your table NAME")."""
+        return self._problem() or network_warning(self) or self.lobby.notice
 
     # --- the host's choices --------------------------------------------------------------------
 

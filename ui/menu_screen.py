@@ -19,7 +19,7 @@ from nerts_lan.practice import MAX_OPPONENTS, PracticeConfig
 from .config import Settings
 from .layout import Rect
 from .lobby import HostRequest, ListedTable, LobbyProvider
-from .network_picker import draw_network
+from .network_picker import draw_network, network_warning
 from .screen import Screen
 from .theme import ACCENT, TEXT_DIM, WARN
 from .widgets import Button, FormScreen, Panel, TextField, fit
@@ -69,13 +69,14 @@ class MenuScreen(FormScreen, Screen):
         self.name_field: TextField | None = None
         self._tables: list[ListedTable] = []
         self._message = ""
+        self._warning = ""
         self.dirty = True
         self.resize(window.width, window.height)
 
     def update(self, now: float) -> bool:
         self.lobby.poll(now)
         tables = self.lobby.tables()
-        if tables != self._tables:
+        if tables != self._tables or network_warning(self) != self._warning:
             self._tables = tables
             self.resize(self.window.width, self.window.height)
         dirty, self.dirty = self.dirty, False
@@ -161,6 +162,10 @@ class MenuScreen(FormScreen, Screen):
         x, y = right.x + 20, right.top - 34
         self.text("Tables on your LAN", x, y, size=17, bold=True, colour=ACCENT)
         y -= 36
+        self._warning = network_warning(self)
+        if self._warning:  # what keeps the tables from showing up, and the setting to change
+            self.text(self._warning, x, y + 10, colour=WARN, anchor_y="top", width=right.w - 40)
+            y -= 56
         if not self._tables:
             self.text("No tables found yet — looking…", x, y, size=14, colour=TEXT_DIM)
             y -= 24

@@ -4,8 +4,10 @@ The window picks the interface with the default route, or the one the player pic
 (``Settings.network``), leaving Docker, VPN and virtual bridges out (``nerts_lan.networks``).
 The lobby's "Change network" button steps to the next usable interface; the window passes the
 new address to the lobby and remembers the choice. A window opened with ``--interface`` shows
-that address and offers no switch. Nothing here imports pyglet: screens draw it with their own
-``text`` and ``button``.
+that address and offers no switch. ``network_warning(screen)`` is what the system is known to
+block (macOS' Local Network privacy, Windows' Public profile or firewall: see
+``nerts_lan.network_blocks``), which the menu and the lobby show in the warning colour. Nothing
+here imports pyglet: screens draw it with their own ``text`` and ``button``.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from nerts_lan import network_blocks
 from nerts_lan.networks import NetworkInterface
 
 from .layout import Rect
 from .theme import TEXT_DIM
 
-__all__ = ["NetworkPicker", "draw_network"]
+__all__ = ["NetworkPicker", "draw_network", "network_warning"]
 
 
 class NetworkPicker:
@@ -37,6 +40,8 @@ class NetworkPicker:
         self.choices: list[NetworkInterface] = [] if fixed else self._list(remembered)
         self.current: NetworkInterface | None = self.choices[0] if self.choices else None
         self.on_switch: Callable[[NetworkInterface], None] | None = None
+        self.warning: Callable[[], str] = network_blocks.network_warning
+        """What blocks this laptop from the LAN, in one line ("": nothing known)."""
 
     @property
     def address(self) -> str | None:
@@ -101,3 +106,9 @@ def draw_network(screen: Any, x: float, y: float, right: float) -> None:
         screen.button(Rect(right - width, y - 15, width, 30), caption, switch)
     shown = screen.text(picker.caption(), x, y, size=12, colour=TEXT_DIM, anchor_y="center")
     fit(shown, max(room, 40.0))
+
+
+def network_warning(screen: Any) -> str:
+    """What blocks the window's LAN, in one line ("" when nothing is known, or no LAN)."""
+    picker: NetworkPicker | None = getattr(screen.window, "network", None)
+    return picker.warning() if picker is not None else ""

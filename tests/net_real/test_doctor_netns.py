@@ -1,7 +1,9 @@
 """``nerts-lan doctor`` run as a real process on a host of a network namespace (root only): all
-well; multicast dropped by a firewall; the game's port dropped (a port asked for, and the port
-of a table hosted there); an extra interface (Docker's and a second network); and a host with no
-network and no writable folder."""
+well; multicast dropped by the network; a desktop firewall's rules (inbound from other hosts
+dropped, on the game's TCP port, its UDP port, multicast), which the self-check cannot see and
+says so, and which ``--probe`` from another host sees and names; a rule that drops even the
+host's own traffic on the port of a table hosted there; an extra interface (Docker's and a second
+network); and a host with no network and no writable folder."""
 
 from __future__ import annotations
 
@@ -29,6 +31,14 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def lab() -> Iterator[NetLab]:
     lab = NetLab(1)
+    yield lab
+    lab.close()
+
+
+@pytest.fixture
+def pair() -> Iterator[NetLab]:
+    """Two laptops: 0 has the firewall and listens, 1 probes it."""
+    lab = NetLab(2)
     yield lab
     lab.close()
 
@@ -69,6 +79,41 @@ def _iptables(lab: NetLab, *rule: str) -> None:
     )
 
 
+def _desktop_firewall(lab: NetLab, *match: str) -> None:
+    """A desktop firewall's rule on host 0: what matches ``match`` is dropped when it comes from
+    another host. Traffic to the host's own address goes over lo on Linux (the local routing
+    table), so ``! -i lo`` spares it, as every desktop firewall spares loopback. Multicast looped
+    back to its sender comes in on the interface it went out of, so there the rule spares what
+    comes from a local address instead."""
+    route = subprocess.run(
+        [*lab.prefix(0), "ip", "route", "get", lab.address(0)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert " dev lo " in route, route
+    spare = ["-m", "addrtype", "!", "--src-type", "LOCAL"] if "224.0.0.0/4" in match else []
+    _iptables(lab, "-A", "INPUT", "!", "-i", "lo", *spare, *match)
+
+
+def _probe(lab: NetLab, folder: Path, port: int) -> dict[str, Any]:
+    """``doctor --probe`` from host 1 at host 0, which runs ``doctor --listen`` meanwhile."""
+    listener = PeerProcess(
+        ["doctor", "--listen", "--json", "--port", str(port), "--timeout", "60"],
+        folder / "listener",
+        prefix=lab.prefix(0),
+    )
+    try:
+        listening = listener.wait_for("listening")
+        assert (listening["address"], listening["port"]) == (lab.address(0), port)
+        status, found, _ = _doctor(lab.prefix(1), folder, "--probe", f"{lab.address(0)}:{port}")
+        assert status == (0 if found["ok"] else 1)
+        return found
+    finally:
+        listener.process.terminate()
+        listener.process.wait(10)
+
+
 def _ip(lab: NetLab, *arguments: str) -> None:
     subprocess.run(["ip", "-n", lab.hosts[0], *arguments], check=True, capture_output=True)
 
@@ -102,17 +147,55 @@ def test_multicast_blocked_fails_the_mdns_check_and_advises_joining_by_address(
     assert "join by address" in advice and "nerts-lan join --address HOST:PORT" in advice
 
 
-def test_a_firewall_dropping_the_game_port_fails_the_port_check_naming_the_port(
-    lab: NetLab, tmp_path: Path
+def test_all_is_well_between_two_laptops(pair: NetLab, tmp_path: Path) -> None:
+    port = 20000 + secrets.randbelow(40000)
+    found = _probe(pair, tmp_path, port)
+    assert found["ok"], found
+    assert found["advice"][0].startswith("All is well between these two laptops")
+
+
+def test_a_desktop_firewall_on_the_game_port_is_unseen_from_itself_and_seen_by_a_probe(
+    pair: NetLab, tmp_path: Path
 ) -> None:
     port = 20000 + secrets.randbelow(40000)
-    _iptables(lab, "-A", "INPUT", "-p", "tcp", "--dport", str(port))
-    status, found, _ = _doctor(lab.prefix(0), tmp_path, "--port", str(port))
-    assert status == 1
-    tcp = _check(found, "tcp")
-    assert not tcp["ok"] and f"TCP port {port}" in tcp["detail"]
-    assert _check(found, "mdns")["ok"]
-    assert any(f"port {port}" in line and "firewall" in line for line in found["advice"])
+    _desktop_firewall(pair, "-p", "tcp", "--dport", str(port))
+    status, found, _ = _doctor(pair.prefix(0), tmp_path, "--port", str(port))
+    assert status == 0 and _check(found, "tcp")["ok"]  # it cannot see its own firewall...
+    assert "cannot test its own firewall" in found["advice"][0]  # ...and says so
+    assert "--probe ADDRESS from theirs" in found["advice"][0]
+
+    probed = _probe(pair, tmp_path, port)
+    tcp = _check(probed, "tcp")
+    assert not tcp["ok"] and f"the other laptop's firewall drops TCP {port}" in tcp["detail"]
+    assert _check(probed, "udp")["ok"] and _check(probed, "mdns")["ok"]
+    advice = " ".join(probed["advice"])
+    assert "Network profile type: Private" in advice and "python.exe" in advice
+
+
+def test_a_desktop_firewall_on_the_udp_port_is_seen_by_a_probe(
+    pair: NetLab, tmp_path: Path
+) -> None:
+    port = 20000 + secrets.randbelow(40000)
+    _desktop_firewall(pair, "-p", "udp", "--dport", str(port))
+    probed = _probe(pair, tmp_path, port)
+    udp = _check(probed, "udp")
+    assert not udp["ok"] and f"the other laptop's firewall drops UDP {port}" in udp["detail"]
+    assert _check(probed, "tcp")["ok"] and _check(probed, "mdns")["ok"]
+
+
+def test_a_desktop_firewall_on_multicast_is_unseen_from_itself_and_seen_by_a_probe(
+    pair: NetLab, tmp_path: Path
+) -> None:
+    _desktop_firewall(pair, "-d", "224.0.0.0/4")
+    status, found, _ = _doctor(pair.prefix(0), tmp_path)
+    assert status == 0 and _check(found, "mdns")["ok"]
+    assert "cannot test its own firewall" in found["advice"][0]
+
+    probed = _probe(pair, tmp_path, 20000 + secrets.randbelow(40000))
+    mdns = _check(probed, "mdns")
+    assert not mdns["ok"] and "multicast between the two laptops is blocked" in mdns["detail"]
+    assert _check(probed, "tcp")["ok"] and _check(probed, "udp")["ok"]
+    assert any("join by address" in line for line in probed["advice"])
 
 
 def test_an_extra_network_and_dockers_bridge_the_default_route_wins_and_both_are_listed(
@@ -158,9 +241,11 @@ def test_no_network_and_no_writable_folder_are_clear_failures(lab: NetLab, tmp_p
     assert "no interface of this computer has the address 10.9.9.9" in str(found["checks"])
 
 
-def test_a_firewall_on_the_port_of_a_table_hosted_here_is_named(
+def test_a_rule_dropping_even_own_traffic_on_a_hosted_tables_port_is_named(
     lab: NetLab, tmp_path: Path
 ) -> None:
+    """No desktop firewall drops a host's own traffic (see the tests above), but a rule on lo
+    does: the one case the self-check sees, and it names the port of the table hosted there."""
     host = PeerProcess(
         ["host", "--headless", "--name", "Ann", "--table", "Doc", "--interface", lab.address(0)],
         tmp_path / "host",

@@ -93,7 +93,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         return _probe(args)
     diagnosis = diagnose(args.interface, args.port)
     if args.json:
-        sys.stdout.write(json.dumps(diagnosis.to_json(), ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(diagnosis.to_json()) + "\n")
     else:
         sys.stdout.write(diagnosis.report())
     return 0 if diagnosis.ok else 1
@@ -109,7 +109,7 @@ def _listen(args: argparse.Namespace) -> int:
         raise UsageError("doctor", "no network to listen on: see nerts-lan doctor")
 
     def say(record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False) if args.json else listen_line(record)
+        line = json.dumps(record) if args.json else listen_line(record)
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
@@ -131,7 +131,7 @@ def _probe(args: argparse.Namespace) -> int:
     _, _, used = find_interfaces(args.interface)  # where to browse for its advert
     report = asyncio.run(async_probe(host, port, used.address if used else None))
     if args.json:
-        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(report.to_json()) + "\n")
     else:
         sys.stdout.write(report.report())
     return 0 if report.ok else 1

@@ -51,7 +51,7 @@ class PeerProcess:
         with contextlib.ExitStack() as stack:
             err: Any = subprocess.PIPE
             if stderr_file is not None:
-                err = stack.enter_context(stderr_file.open("a"))
+                err = stack.enter_context(stderr_file.open("a", encoding="utf-8"))
             self.process = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=err, text=True, env=full_env
             )

@@ -88,8 +88,8 @@ TICK = 0.25
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    if os.geteuid() != 0:
-        print("soak_faults: network namespaces need root", file=sys.stderr)
+    if getattr(os, "geteuid", None) is None or os.geteuid() != 0:
+        print("soak_faults: network namespaces need root on Linux", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _exit_on_signal)
     signal.signal(signal.SIGHUP, _exit_on_signal)

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["no_leaks"]
+__all__ = ["no_leaks", "open_sockets"]
 
 _WIND_DOWN = 10.0
 """How long threads and sockets a test started may take to close after it ends."""
@@ -70,6 +70,11 @@ def no_leaks() -> Iterator[None]:
         raise AssertionError("the test leaked: " + "; ".join(problems))
 
 
+def open_sockets() -> int:
+    """How many sockets this process has open (see the module's docstring for how)."""
+    return len(_open_sockets())
+
+
 def _process_wide(thread: threading.Thread) -> bool:
     """pyglet's media worker starts with the first sound and serves the process until it ends."""
     return type(thread).__name__ == "PlayerWorkerThread"
@@ -103,7 +108,8 @@ def _open_sockets() -> set[str]:
     return found
 
 
-_HAS_PROC = os.path.isdir("/proc/self/fd")
+_HAS_PROC = sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd")
+"""Linux's /proc (Windows Python under Wine sees Wine's own /proc: not what Windows has)."""
 
 _made_sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
 """Every ``socket.socket`` made since this module was imported (kept only while alive)."""

@@ -568,7 +568,7 @@ class _Trace:
     one machine)."""
 
     def __init__(self, path: str) -> None:
-        self._file = open(path, "a", buffering=1 << 16)  # noqa: SIM115 - closed in close()
+        self._file = open(path, "a", buffering=1 << 16, encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     @classmethod
     def from_environment(cls) -> _Trace | None:

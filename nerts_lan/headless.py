@@ -46,10 +46,8 @@ from (no table found, refused, the table gone while it was away), 2 for bad argu
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
-import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -66,6 +64,7 @@ from .history import record_new_logs
 from .identity import laptop_key
 from .lan_events import LobbyView, SeatStatus
 from .lan_session import LanSession
+from .leaving import LeaveRequest
 from .matchlog import ReplayedRound, data_folder, read_match_log, replay_report
 from .replica import RoundEnded
 from .session import (
@@ -361,10 +360,9 @@ def _configure_logging(verbose: bool) -> None:
 
 def _play(session: LanSession, args: PeerConfig) -> int:
     """Print the session's events until the match ends, ``--rounds`` are played or time is up
-    (or SIGTERM), then leave the table; the exit status."""
-    stop = _StopRequest()
-    with contextlib.suppress(ValueError):  # not in the main thread (tests calling main())
-        signal.signal(signal.SIGTERM, stop.on_signal)
+    (or it is asked to leave: ``nerts_lan.leaving``), then leave the table; the exit status."""
+    stop = LeaveRequest()
+    stop.listen()
     deadline = time.monotonic() + args.timeout if args.timeout else None
     progress = _Progress(args.rounds)
     try:
@@ -381,10 +379,13 @@ def _play(session: LanSession, args: PeerConfig) -> int:
             _report(session.status, events, progress)
             _report_seat(session.lobby, progress)
     finally:
-        session.close(leave=True)
-        unrecorded = record_new_logs()  # the match history, from the log just closed
-        if unrecorded is not None:
-            sys.stderr.write(f"nerts-lan: {unrecorded}\n")
+        try:
+            session.close(leave=True)
+            unrecorded = record_new_logs()  # the match history, from the log just closed
+            if unrecorded is not None:
+                sys.stderr.write(f"nerts-lan: {unrecorded}\n")
+        finally:
+            stop.left()  # a closing Windows console waits for this
     return 1 if progress.gone else 0
 
 
@@ -406,16 +407,6 @@ def _back_to_live_table(lan: LanOptions, config: HostConfig) -> int | None:
         return 1
     lan.incarnation = int(time.time() * 1000)  # a new incarnation of a known member
     return _play(LanSession.join(lan, table), config.peer)
-
-
-@dataclass
-class _StopRequest:
-    """SIGTERM asks the headless loop to leave the table at its next turn."""
-
-    requested: bool = False
-
-    def on_signal(self, signum: int, frame: Any) -> None:
-        self.requested = True
 
 
 @dataclass

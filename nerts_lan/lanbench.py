@@ -260,6 +260,10 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 def _read_trace(path: Path) -> list[list[Any]]:
     try:
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return [
+            json.loads(line)
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
     except OSError:
         return []

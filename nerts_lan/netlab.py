@@ -15,6 +15,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 
 __all__ = ["NetLab", "NetLabUnavailable", "require_iptables", "require_root_and_ip"]
 
@@ -25,7 +26,11 @@ class NetLabUnavailable(RuntimeError):
 
 def require_root_and_ip() -> None:
     """``NetLabUnavailable`` unless this process may make network namespaces."""
-    if os.geteuid() != 0:
+    geteuid = getattr(os, "geteuid", None)  # POSIX only
+    if geteuid is None:
+        system = {"win32": "Windows", "darwin": "macOS"}.get(sys.platform, sys.platform)
+        raise NetLabUnavailable(f"{system}: network namespaces are Linux only")
+    if geteuid() != 0:
         raise NetLabUnavailable("network namespaces need root (CI runs as root)")
     if shutil.which("ip") is None:
         raise NetLabUnavailable("iproute2 (ip) is not installed")

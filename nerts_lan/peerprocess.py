@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .leaving import LEAVE_LINE
+
 __all__ = ["PeerProcess"]
 
 Record = dict[str, Any]
@@ -51,9 +53,16 @@ class PeerProcess:
         with contextlib.ExitStack() as stack:
             err: Any = subprocess.PIPE
             if stderr_file is not None:
-                err = stack.enter_context(stderr_file.open("a"))
+                err = stack.enter_context(stderr_file.open("a", encoding="utf-8"))
+            # Its standard input is a pipe of its own: ``leave`` writes the line that asks it to
+            # leave (nerts_lan.leaving), and it never reads the parent's input.
             self.process = subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=err, text=True, env=full_env
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                env=full_env,
             )
         self.lines: list[Record] = []
         self.stderr = ""
@@ -105,6 +114,7 @@ class PeerProcess:
         """Kill it, as a crash (no goodbye), and wait for it."""
         self.process.kill()  # SIGKILL on POSIX, TerminateProcess on Windows
         self.process.wait(10)
+        self._close_stdin()
 
     def finish(self, timeout: float = 60.0) -> int:
         """Wait for the process to exit by itself; its exit status."""
@@ -117,24 +127,43 @@ class PeerProcess:
                 f"still running after {timeout}s: {self.lines[-5:]}\n{self.stderr[-6000:]}"
             ) from None
         self._reader.join(5)
+        self._close_stdin()
         return code
 
+    def leave(self) -> None:
+        """Ask it to leave the table (a ``leave`` line on its standard input, on every OS),
+        without waiting: it says goodbye and exits."""
+        stdin = self.process.stdin
+        if self.running and stdin is not None:
+            with contextlib.suppress(OSError, ValueError):  # it exited meanwhile
+                stdin.write(LEAVE_LINE + "\n")
+                stdin.flush()
+
     def terminate(self) -> None:
-        """SIGTERM, without waiting: the peer leaves the table and exits."""
-        if self.running:
+        """SIGTERM, without waiting: the peer leaves the table and exits. On Windows, where
+        terminating a process ends it with nothing to catch (a crash), the ``leave`` line."""
+        if sys.platform == "win32":
+            self.leave()
+        elif self.running:
             self.process.terminate()
 
     def stop(self) -> None:
-        """Terminate the process and wait for it (killing it after 10 s)."""
+        """Ask it to leave (``terminate``) and wait for it (killing it after 10 s)."""
         if self.process.poll() is None:
-            self.process.terminate()
+            self.terminate()
             try:
                 self.process.wait(10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(10)
+        self._close_stdin()
 
     # --- helpers --------------------------------------------------------------------------------
+
+    def _close_stdin(self) -> None:
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
 
     def _read(self) -> None:
         assert self.process.stdout is not None

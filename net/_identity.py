@@ -23,6 +23,8 @@ import hashlib
 import os
 import secrets
 import struct
+import sys
+import time
 from pathlib import Path
 from typing import Final
 
@@ -57,6 +59,10 @@ MAX_LABEL: Final = 43
 """Longest label: with the dash and the hash, a peer id fits the core's 64 characters."""
 _ID_DOMAIN: Final = b"nerts-lan peer id v1\0"
 _PRIVATE_SIZE: Final = 32
+_SHARING_WAIT: Final = 1.0
+"""Seconds a read of the key file waits out Windows' refusal while another process deletes
+its aside name (a sharing violation, which Python raises as ``PermissionError``)."""
+_ON_WINDOWS: Final = sys.platform == "win32"
 
 
 class PeerKey:
@@ -84,7 +90,7 @@ class PeerKey:
     def load(cls, path: Path) -> PeerKey:
         """The key saved in ``path``; ``ValueError`` if the file holds no key, ``OSError`` if it
         cannot be read."""
-        data = path.read_bytes()
+        data = _read_key_file(path)
         if len(data) != _PRIVATE_SIZE:
             raise ValueError(f"{path} does not hold a peer key")
         return cls.from_seed(data)
@@ -207,3 +213,16 @@ def _public_key(raw: bytes) -> Ed25519PublicKey | None:
         return Ed25519PublicKey.from_public_bytes(raw)
     except ValueError:
         return None
+
+
+def _read_key_file(path: Path) -> bytes:
+    """The bytes of the key file. On Windows a racing writer deleting its aside name (another
+    name of the same file, ``PeerKey.save``) makes an open fail for that moment: try again."""
+    deadline = time.monotonic() + _SHARING_WAIT
+    while True:
+        try:
+            return path.read_bytes()
+        except PermissionError:
+            if not _ON_WINDOWS or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         soak.stop()
     figures = soak.report(final=True)
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0 if figures["divergences"] == 0 and figures["restarts_not_back"] == 0 else 1
 
 

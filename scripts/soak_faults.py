@@ -88,8 +88,8 @@ TICK = 0.25
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    if os.geteuid() != 0:
-        print("soak_faults: network namespaces need root", file=sys.stderr)
+    if getattr(os, "geteuid", None) is None or os.geteuid() != 0:
+        print("soak_faults: network namespaces need root on Linux", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _exit_on_signal)
     signal.signal(signal.SIGHUP, _exit_on_signal)
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         soak.close()
     figures = soak.report(final=True)
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     failed = figures["divergences"] or figures["not_back_within_10s"] or figures["crashes"]
     return 1 if failed else 130 if interrupted else 0
 
@@ -768,7 +768,7 @@ class Stranger:
         ]
         self.last: dict[str, Any] | None = None
         self.cpu_seconds = 0.0
-        with (folder / "stderr.txt").open("a") as stderr:
+        with (folder / "stderr.txt").open("a", encoding="utf-8") as stderr:
             self.process = subprocess.Popen(
                 command,
                 stdout=subprocess.PIPE,
@@ -810,7 +810,7 @@ def _stderr_counts(path: Path) -> dict[str, int]:
     """Lines of a peer's standard error worth a look: all, tracebacks, and asyncio's warning
     for writes into a connection already lost."""
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        lines = path.read_text(errors="replace", encoding="utf-8").splitlines()
     except OSError:
         return {}
     return {

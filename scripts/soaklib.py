@@ -50,7 +50,7 @@ def compare_hashes(rounds_by_peer: Mapping[str, Mapping[int, str]]) -> HashCompa
 def resident_kib(pid: int) -> int | None:
     """The resident memory of a live process, in KiB (None once it is gone)."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     except (OSError, ValueError):
@@ -61,7 +61,7 @@ def resident_kib(pid: int) -> int | None:
 def cpu_seconds(pid: int) -> float | None:
     """User plus system CPU time of a live process, from /proc."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None

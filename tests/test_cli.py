@@ -172,7 +172,7 @@ def test_the_command_line_loads_the_window_only_in_the_window_commands() -> None
     """Building the parser and the headless commands never import ``ui``: only the functions
     that open the window do (and type hints, which never run)."""
     for path in sorted((ROOT / "nerts_lan" / "cli").glob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for function, node in _imports_with_their_function(tree):
             modules = (
                 [alias.name for alias in node.names]

@@ -26,7 +26,7 @@ def _modules(packages: tuple[str, ...]) -> list[Path]:
 
 @pytest.mark.parametrize("path", _modules(HELD), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_no_room_is_too_big_to_read(path: Path) -> None:
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     too_big = []
     lines = len(text.splitlines())
     if lines > MAX_MODULE_LINES:
@@ -74,7 +74,7 @@ def _imported_modules(path: Path, known: set[str]) -> set[str]:
         _module_name(path).rsplit(".", 1)[0] if path.stem != "__init__" else _module_name(path)
     )
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -85,7 +85,9 @@ def test_it_checks_the_network_the_player_picked_in_the_window(
     machine: dict[str, object], tmp_path: Path
 ) -> None:
     (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "settings.json").write_text(json.dumps({"network": "eth0"}))
+    (tmp_path / "config" / "settings.json").write_text(
+        json.dumps({"network": "eth0"}), encoding="utf-8"
+    )
     assert diagnose().used == ETHERNET
     assert diagnose("192.168.1.20").used is not None  # asked for: that one
 

@@ -63,7 +63,7 @@ def test_a_data_folder_that_cannot_be_made_costs_the_history_not_the_game(
     tmp_path: Path,
 ) -> None:
     blocked = tmp_path / "a-file"
-    blocked.write_text("in the way")
+    blocked.write_text("in the way", encoding="utf-8")
     notice = record_new_logs(blocked / "data")
     assert notice is not None and "cannot be kept" in notice
 

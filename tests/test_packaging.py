@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_package_of_the_game_is_in_the_wheel() -> None:
-    setuptools = (ROOT / "pyproject.toml").read_text().split("[tool.setuptools]", 1)[1]
+    setuptools = (
+        (ROOT / "pyproject.toml").read_text(encoding="utf-8").split("[tool.setuptools]", 1)[1]
+    )
     line = re.search(r"^packages = \[(.*)\]$", setuptools, re.M)
     assert line, "pyproject.toml lists no packages under [tool.setuptools]"
     listed = set(re.findall(r'"([^"]+)"', line.group(1)))

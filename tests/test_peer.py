@@ -280,7 +280,7 @@ TABLE_LOGIC = {
 
 @pytest.mark.parametrize("path", DRIVERS)
 def test_each_driver_runs_the_table_peer_and_keeps_no_table_logic(path: str) -> None:
-    tree = ast.parse((ROOT / path).read_text())
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
     imported = {
         alias.asname or alias.name
         for node in ast.walk(tree)
@@ -308,7 +308,7 @@ def test_each_driver_runs_the_table_peer_and_keeps_no_table_logic(path: str) -> 
     ["peer.py", "effects.py", "table.py", "seating.py", "commands.py"],
 )
 def test_the_table_peer_has_no_clock_randomness_or_io_of_its_own(path: str) -> None:
-    tree = ast.parse((ROOT / "nerts_lan" / path).read_text())
+    tree = ast.parse((ROOT / "nerts_lan" / path).read_text(encoding="utf-8"))
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

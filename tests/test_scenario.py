@@ -23,12 +23,12 @@ def test_golden_scenarios_give_their_expected_results(
 ) -> None:
     assert main(["scenario", str(path)]) == 0
     result = json.loads(capsys.readouterr().out)
-    expected = json.loads(path.with_name(path.stem + ".expected.json").read_text())
+    expected = json.loads(path.with_name(path.stem + ".expected.json").read_text(encoding="utf-8"))
     assert result == expected
 
 
 def test_the_scenario_command_reads_standard_input_in_a_fresh_process() -> None:
-    text = (SCENARIOS / "rules_example.json").read_text()
+    text = (SCENARIOS / "rules_example.json").read_text(encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "nerts_lan", "scenario", "-"],
         input=text,
@@ -38,7 +38,7 @@ def test_the_scenario_command_reads_standard_input_in_a_fresh_process() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    expected = json.loads((SCENARIOS / "rules_example.expected.json").read_text())
+    expected = json.loads((SCENARIOS / "rules_example.expected.json").read_text(encoding="utf-8"))
     assert json.loads(done.stdout) == expected
 
 
@@ -57,7 +57,7 @@ def test_a_malformed_scenario_in_a_fresh_process_exits_2_with_one_line() -> None
 
 
 def _base() -> dict[str, Any]:
-    return json.loads((SCENARIOS / "rules_example.json").read_text())
+    return json.loads((SCENARIOS / "rules_example.json").read_text(encoding="utf-8"))
 
 
 def _with(change: Any) -> str:
@@ -168,7 +168,7 @@ def test_malformed_scenarios_exit_2_naming_the_problem(
     text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "scenario.json"
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8")
     assert main(["scenario", str(path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -196,9 +196,9 @@ def test_unknown_extra_fields_are_ignored(
     data["teams"][0]["colour"] = "red"
     data["actions"][0]["note"] = "first"
     path = tmp_path / "extra.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data), encoding="utf-8")
     assert main(["scenario", str(path)]) == 0
-    expected = json.loads((SCENARIOS / "rules_example.expected.json").read_text())
+    expected = json.loads((SCENARIOS / "rules_example.expected.json").read_text(encoding="utf-8"))
     assert json.loads(capsys.readouterr().out) == expected
 
 
@@ -211,7 +211,7 @@ def test_rejected_is_not_malformed(capsys: pytest.CaptureFixture[str], tmp_path:
         {"by": "ann", "do": "play", "card": "KH", "from": "w3", "to": "w4"},
     ]
     path = tmp_path / "rejected.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data), encoding="utf-8")
     assert main(["scenario", str(path)]) == 0
     reasons = [r["reason"] for r in json.loads(capsys.readouterr().out)["results"]]
     assert reasons == [

@@ -12,6 +12,7 @@ from nerts_lan.simgame import GameResult, play_game
 from nerts_lan.table import TablePhase
 from net.core import CoreConfig
 from net.simnet import LinkModel
+from tests.seeds import sweep
 
 SEEDS = int(os.environ.get("NERTS_SIM_GAMES", "80"))
 FAST = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.8)
@@ -35,7 +36,7 @@ def check_same_game(result: GameResult) -> None:
     assert len({app.table.machine.digest() for app in members}) == 1
 
 
-@pytest.mark.parametrize("seed", range(SEEDS))
+@pytest.mark.parametrize("seed", sweep(range(SEEDS)))
 def test_every_peer_computes_the_same_game(seed: int) -> None:
     rng = random.Random(seed)
     peers = rng.choice([2, 2, 3, 3, 4, 4, 5, 6, 8, 12])

@@ -14,6 +14,7 @@ from nerts_lan.comeback import save_vote, saved_vote, vote_path
 from net._viewchange import NO_BALLOT, Ballot, Change
 from net.core import VoteRecord, vote_record_from_data, vote_record_to_data
 from net.messages import Removal
+from tests.platforms import not_on_windows
 
 _RECORDS = [
     VoteRecord(0, NO_BALLOT, NO_BALLOT, None),
@@ -97,6 +98,7 @@ def test_a_damaged_vote_file_is_no_record_and_one_warning_line(
     assert len(warnings[0].getMessage()) < 300
 
 
+@not_on_windows("no /dev/zero, and a vote file's name (TABLEID-PEERID.vote) is never a device's")
 def test_a_vote_file_that_is_a_device_is_no_record(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -23,6 +23,7 @@ from net._datagrams import (
     seal,
 )
 from net._link import LinkState, QueuedFrame, ReorderBuffer
+from tests.seeds import sweep
 
 KEY = bytes(range(32))
 
@@ -205,7 +206,7 @@ def _interleaved_run(seed: int, frames: int = 60) -> tuple[list[bytes], list[byt
     return sent, delivered
 
 
-@pytest.mark.parametrize("seed", range(300))
+@pytest.mark.parametrize("seed", sweep(range(300)))
 def test_whatever_mix_of_paths_brings_them_every_frame_is_delivered_once_in_order(
     seed: int,
 ) -> None:

@@ -104,7 +104,7 @@ def test_the_default_route_is_the_lowest_metric_one_that_is_up() -> None:
 
 def test_the_routing_table_is_read_from_the_file_when_there_is_one(tmp_path: Path) -> None:
     routes = tmp_path / "route"
-    routes.write_text(ROUTES)
+    routes.write_text(ROUTES, encoding="utf-8")
     assert default_route_interface([WIFI], routes) == "tun0"
 
 

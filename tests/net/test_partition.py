@@ -11,6 +11,7 @@ import pytest
 from net.core import CoreConfig, Phase
 from net.events import Expelled, MemberExcluded, ProtocolViolated
 from net.simnet import HashChainApp, LinkModel, SimApp, SimNetwork, SimNode
+from tests.seeds import sweep
 
 from .scenarios import FinalityOracle, Scenario, app, check_agreement
 
@@ -181,7 +182,7 @@ def _random_cuts(sim: SimNetwork, rng: random.Random, peers: list[str], end: flo
 # gone after both groups dissolved (2751), with a member that missed entries of a removed member
 # in a joiner's relay (1040), that asked the app twice for one snapshot (4352), or where a joiner
 # still waiting for its snapshot decided alone to remove every member holding the state (3770).
-@pytest.mark.parametrize("seed", [*range(30), 767, 839, 1040, 1387, 2751, 3770, 4352])
+@pytest.mark.parametrize("seed", [*sweep(range(30)), 767, 839, 1040, 1387, 2751, 3770, 4352])
 def test_after_partial_partitions_heal_everyone_is_a_member_with_one_log(seed: int) -> None:
     sim, names, touched, sc = _partial_cuts(seed, HashChainApp.factory)
     _all_back(sim, sc)
@@ -195,7 +196,7 @@ UNDONE_BEFORE = [767, 839, 1065, 1387, 1458]
 UNDONE_BEFORE += [2232, 2259, 2482, 2549, 2751, 2820, 3177, 3253, 3444, 3879, 4342]
 
 
-@pytest.mark.parametrize("seed", [*range(30), *UNDONE_BEFORE])
+@pytest.mark.parametrize("seed", [*sweep(range(30)), *UNDONE_BEFORE])
 def test_after_partial_partitions_no_stable_entry_is_ever_undone(seed: int) -> None:
     oracle = FinalityOracle()
     _, _, _, sc = _partial_cuts(seed, oracle.app_factory)

@@ -16,9 +16,11 @@ PARTS += ["_slotvote", "_transfer"]
 
 @pytest.mark.parametrize("module", PARTS)
 def test_each_part_points_at_its_section_of_the_protocol(module: str) -> None:
-    source = (ROOT / "net" / f"{module}.py").read_text()
+    source = (ROOT / "net" / f"{module}.py").read_text(encoding="utf-8")
     docstring = ast.get_docstring(ast.parse(source)) or ""
     named = re.search(r'"([^"]+)"\s+in\s+docs/protocol\.md', docstring.replace("\n", " "))
     assert named, f"net/{module}.py does not name its section of docs/protocol.md"
-    headings = re.findall(r"^#+ (.+)$", (ROOT / "docs" / "protocol.md").read_text(), re.M)
+    headings = re.findall(
+        r"^#+ (.+)$", (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8"), re.M
+    )
     assert any(h.startswith(named.group(1)) for h in headings), (named.group(1), headings)

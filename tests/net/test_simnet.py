@@ -18,6 +18,7 @@ from net.events import (
     SnapshotInstalled,
 )
 from net.simnet import HashChainApp, LinkModel, SimNetwork
+from tests.seeds import sweep
 
 from .scenarios import FAST, app, check_agreement, flood, make_scenario, run_scenario
 
@@ -26,13 +27,13 @@ SLOW_SEEDS = int(os.environ.get("NERTS_SLOW_SEEDS", "3000")) if SLOW else 1
 
 
 # The suite runs a sample; `NERTS_SLOW=1` (below) sweeps thousands more outside it.
-@pytest.mark.parametrize("seed", range(80))
+@pytest.mark.parametrize("seed", sweep(range(80)))
 def test_random_run_ends_with_one_log(seed: int) -> None:
     sc = make_scenario(seed)
     check_agreement(run_scenario(sc), sc)
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", sweep(range(30)))
 def test_random_run_with_overlapping_faults_ends_with_one_log(seed: int) -> None:
     sc = make_scenario(10_000 + seed, chaos=True)
     sc.settle = 2.5

@@ -228,7 +228,7 @@ def test_no_network_and_no_writable_folder_are_clear_failures(lab: NetLab, tmp_p
     _ip(lab, "link", "set", "eth0", "down")
     _ip(lab, "addr", "flush", "dev", "eth0")
     blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder")
+    blocker.write_text("not a folder", encoding="utf-8")
     status, found, _ = _doctor(lab.prefix(0), tmp_path, NERTS_LAN_DATA=str(blocker / "nerts"))
     assert status == 1
     network = _check(found, "network")

@@ -82,9 +82,12 @@ def test_the_replay_of_a_late_joiners_log_says_which_round_it_joined_at(
         host.wait_for("hosting")
         peers.append(PeerProcess(headless("join", "Bo", table, *rounds, *BOTS), tmp_path / "b"))
         host.wait_for("round_started", timeout=60, round=2)
-        late = PeerProcess(headless("join", "Cy", table, *rounds, *BOTS), tmp_path / "c")
+        # --wait 30: in the Windows lane (Wine, two workers, each with peers of its own) finding
+        # the table over mDNS took over the default 10 s twice; alone it takes a second.
+        late_args = headless("join", "Cy", table, *rounds, *BOTS, "--wait", "30")
+        late = PeerProcess(late_args, tmp_path / "c")
         peers.append(late)
-        log = Path(late.wait_for("joined", timeout=30)["log"])
+        log = Path(late.wait_for("joined", timeout=60)["log"])
         for peer in peers:
             assert peer.finish(120) == 0, peer.stderr[-2000:]
     finally:

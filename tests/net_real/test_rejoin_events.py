@@ -9,6 +9,11 @@ import signal
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from tests.platforms import not_on_windows
+from tests.waiting import until
+
 from .peers import PeerProcess, headless
 
 SLOW = ["--bot", "hard", "--bot-delay", "0.3"]
@@ -18,22 +23,41 @@ def _unique(name: str) -> str:
     return f"{name} {secrets.token_hex(3)}"  # other tests host tables on 127.0.0.1 too
 
 
-def test_a_peer_that_leaves_on_purpose_is_printed_as_left_not_gone(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "asked",
+    [
+        pytest.param("leave", id="leave-line"),
+        pytest.param("SIGTERM", marks=not_on_windows("terminating a process sends no signal")),
+        pytest.param("SIGHUP", marks=not_on_windows("no SIGHUP (a closed console: CTRL_CLOSE)")),
+    ],
+)
+def test_a_peer_that_leaves_on_purpose_is_printed_as_left_not_gone(
+    tmp_path: Path, asked: str
+) -> None:
+    """A peer asked to leave (by a ``leave`` line on its standard input, on every OS; SIGTERM;
+    SIGHUP, its terminal closed) says goodbye: the others print it as left, not as a crash."""
     table = _unique("Goodbye")
     ann = PeerProcess(headless("host", "Ann", table, "--players", "3"), tmp_path / "ann")
     bo = PeerProcess(headless("join", "Bo", table), tmp_path / "bo")
     try:
         ann.wait_for("hosting")
         bo_id = bo.wait_for("joined")["peer"]
-        bo.terminate()  # SIGTERM: the peer leaves the table and exits
+        if asked == "leave":
+            bo.process.stdin.write("hello\n")  # type: ignore[union-attr]
+            bo.leave()
+        else:
+            bo.process.send_signal(getattr(signal, asked))
         assert bo.finish(30) == 0
         ann.wait_for("peer_left", timeout=15, peer=bo_id)
         assert not ann.events("peer_gone")
+        if asked == "leave":
+            until(lambda: "ignored 'hello' on standard input" in bo.stderr, what="the word")
     finally:
         ann.stop()
         bo.stop()
 
 
+@not_on_windows("no SIGSTOP/SIGCONT to freeze a process as a closed lid does")
 def test_a_peer_the_table_went_on_without_says_it_rejoins_and_starts_no_round_twice(
     tmp_path: Path,
 ) -> None:

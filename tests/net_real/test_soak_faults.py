@@ -39,7 +39,7 @@ def test_a_short_soak_strikes_each_fault_once_and_cleans_up(tmp_path: Path) -> N
         timeout=240,
     )
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
-    figures = json.loads(figures_file.read_text())
+    figures = json.loads(figures_file.read_text(encoding="utf-8"))
     faults = figures["fault_log"]
     assert sorted(fault["kind"] for fault in faults) == KINDS
     for fault in faults:

@@ -7,6 +7,7 @@ sets the option at import time. Settings go to a temporary folder, never the use
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,38 @@ pyglet = pytest.importorskip("pyglet")
 pyglet.options["headless"] = True
 pyglet.options["debug_gl"] = False
 pyglet.options["audio"] = ("silent",)
+
+_WITHOUT_GL = ("test_layout.py", "test_wording.py")
+"""The modules here that import nothing of pyglet's OpenGL (pure geometry and words)."""
+
+
+def _no_headless_gl() -> str | None:
+    """Why pyglet's headless OpenGL cannot load here (None: it can). It needs EGL: Linux's
+    Mesa has it; Windows and macOS do not, so there the window tests are skipped, saying so."""
+    try:
+        import pyglet.gl  # noqa: F401
+    except ImportError as error:
+        system = {"win32": "Windows", "darwin": "macOS"}.get(sys.platform, sys.platform)
+        return f"{system}: the window tests draw through headless EGL, missing here ({error})"
+    return None
+
+
+_NO_HEADLESS_GL = _no_headless_gl()
+
+
+class _SkippedModule(pytest.Module):
+    """A test module that would fail to import without headless OpenGL: one skip, with why."""
+
+    def collect(self) -> list[Any]:
+        assert _NO_HEADLESS_GL is not None
+        pytest.skip(_NO_HEADLESS_GL)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> Any:
+    if _NO_HEADLESS_GL is not None and module_path.name not in _WITHOUT_GL:
+        return _SkippedModule.from_parent(parent, path=module_path)
+    return None
 
 
 class Harness:

@@ -17,9 +17,12 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    sys.platform != "win32", reason="DirectWrite and Win32 DPI: a Windows-lane test"
-)
+pytestmark = [
+    pytest.mark.window,  # the lane's main run leaves it out; its own step runs it on a display
+    pytest.mark.skipif(
+        sys.platform != "win32", reason="DirectWrite and Win32 DPI: a Windows-lane test"
+    ),
+]
 
 MESSAGE = "Q♥ needs J♥ on a foundation first · ♠ ♦ ♣"
 

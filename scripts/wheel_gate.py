@@ -50,7 +50,8 @@ except ImportError:  # a bare interpreter: pip carries packaging inside
     )
 
 ROOT = Path(__file__).resolve().parent.parent
-PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+# 3.10 to 3.13 as issue 22 asked, and 3.14, which python.org offers first today.
+PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 
 
 @dataclass(frozen=True)

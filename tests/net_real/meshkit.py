@@ -122,3 +122,41 @@ def run_meshes(scenario: Callable[[Meshes], Awaitable[None]]) -> None:
             await meshes.async_close()
 
     asyncio.run(main())
+
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def fake_peer(meshes: Meshes, handler: Handler, host: str = "127.0.0.1") -> int:
+    """Listen on ``host`` with a peer written by hand (``handler`` answers each connection);
+    its port. The mesh under test keeps dialing it (after a refusal, and while a dial is still
+    pending), so a connection may still be in ``handler`` when the scenario ends: then every
+    one is closed and its handler awaited (bounded), which ``server.wait_closed`` does not do
+    before Python 3.12.1; a handler's read cut short by that close is no error."""
+    answering: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        answering[task] = writer
+        try:
+            await handler(reader, writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the dialer gave up on this connection, or the scenario ended
+        finally:
+            writer.close()
+            answering.pop(task, None)
+
+    server = await asyncio.start_server(serve, host, 0)
+
+    async def close() -> None:
+        server.close()
+        for writer in list(answering.values()):
+            writer.close()
+        if answering:
+            await asyncio.wait(list(answering), timeout=5)
+        await server.wait_closed()
+
+    meshes.at_end(close)
+    port: int = server.sockets[0].getsockname()[1]
+    return port

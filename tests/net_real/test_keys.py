@@ -15,7 +15,7 @@ import pytest
 from net import PeerKey
 from net._handshake import KEY_NEEDED, NO_KEYS_HERE, proof_message
 
-from .meshkit import Meshes, RecordingMesh, run_meshes, until
+from .meshkit import Meshes, RecordingMesh, fake_peer, run_meshes, until
 
 CODE = "7 tigers"
 _HEADER = struct.Struct(">I")
@@ -171,21 +171,14 @@ def test_a_dialer_refuses_a_listener_that_cannot_prove_the_id_it_was_dialed_for(
             hello = [0, 1, "t1", ANN_ID, "Ann", 0, 0, -1, None, None, [ANN.public_bytes, nonce]]
             mine = _write_frame(writer, hello)
             _write_frame(writer, [8, MAL.sign(proof_message(False, theirs, mine, b""))])
-            try:
-                refusal.append(msgpack.unpackb(await _read_raw(reader)))
-            finally:
-                writer.close()
+            refusal.append(msgpack.unpackb(await _read_raw(reader)))
 
-        server = await asyncio.start_server(impostor, "127.0.0.1", 0)
+        port = await fake_peer(meshes, impostor)
         bo = keyed(meshes, BO, "bo")
-        bo.mesh.connect(ANN_ID, "127.0.0.1", server.sockets[0].getsockname()[1])
-        try:
-            await until(lambda: bool(refusal) and bool(bo.problems))
-            assert refusal[0][0] == 3 and "did not prove" in refusal[0][1]
-            assert bo.connected == []
-        finally:
-            server.close()
-            await server.wait_closed()
+        bo.mesh.connect(ANN_ID, "127.0.0.1", port)
+        await until(lambda: bool(refusal) and bool(bo.problems))
+        assert refusal[0][0] == 3 and "did not prove" in refusal[0][1]
+        assert bo.connected == []
 
     run_meshes(scenario)
 

@@ -17,7 +17,7 @@ import pytest
 
 from net.transport import CODE_NEEDED, NO_CODE_HERE, WRONG_CODE
 
-from .meshkit import Meshes, RecordingMesh, run_meshes, until
+from .meshkit import Meshes, RecordingMesh, fake_peer, run_meshes, until
 from .mitm import TAG_SIZE, FrameProxy, is_tagged_data
 
 CODE = "7 tigers"
@@ -107,17 +107,13 @@ def test_a_coded_dialer_refuses_a_listener_without_a_code() -> None:
             await _read_frame(reader)  # the dialer's hello
             _write_frame(writer, [0, 1, "t1", "a", "A", 0, 0, -1, None])
             refusal.append(await _read_frame(reader))
-            writer.close()
 
-        server = await asyncio.start_server(old_listener, "127.0.0.1", 0)
+        port = await fake_peer(meshes, old_listener)
         b = coded(meshes, "b")
-        b.mesh.connect("a", "127.0.0.1", server.sockets[0].getsockname()[1])
-        try:
-            await until(lambda: bool(refusal) and bool(b.problems))
-            assert refusal[0] == [3, CODE_NEEDED]
-            assert b.problems[0] == ("a", CODE_NEEDED)
-        finally:
-            server.close()
+        b.mesh.connect("a", "127.0.0.1", port)
+        await until(lambda: bool(refusal) and bool(b.problems))
+        assert refusal[0] == [3, CODE_NEEDED]
+        assert b.problems[0] == ("a", CODE_NEEDED)
 
     run_meshes(scenario)
 

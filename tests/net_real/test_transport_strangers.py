@@ -23,7 +23,7 @@ import pytest
 from net.transport import WRONG_CODE
 from tests.leaks import open_sockets
 
-from .meshkit import Meshes, RecordingMesh, run_meshes, until
+from .meshkit import Meshes, RecordingMesh, fake_peer, run_meshes, until
 from .strangerkit import dial, frame, guess_forever, hello, read_frame
 
 CODE = "7 tigers"
@@ -209,19 +209,11 @@ def test_a_wrong_code_refusal_before_the_code_check_is_not_believed(when: str) -
             if when == "for a key exchange":
                 writer.write(frame([0, 1, "t1", "spake2"]))
             writer.write(frame([3, WRONG_CODE]))
-            with contextlib.suppress(Exception):
-                await writer.drain()
-            writer.close()
+            await writer.drain()
 
-        server = await asyncio.start_server(forger, "127.0.0.1", 0)
-
-        async def close_server() -> None:
-            server.close()
-            await server.wait_closed()
-
-        meshes.at_end(close_server)
+        port = await fake_peer(meshes, forger)
         joiner = meshes.make("joiner", table_code=CODE)
-        joiner.mesh.connect("a", "127.0.0.1", server.sockets[0].getsockname()[1])
+        joiner.mesh.connect("a", "127.0.0.1", port)
         await until(lambda: dialed >= 3 and len(joiner.problems) >= 2)
         assert WRONG_CODE not in reasons(joiner)
         assert all("not believed" in reason for reason in reasons(joiner))

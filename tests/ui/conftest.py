@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from nerts_lan.practice import PracticeConfig
+from tests.kit import layout, team
+
 pyglet = pytest.importorskip("pyglet")
 pyglet.options["headless"] = True
 pyglet.options["debug_gl"] = False
@@ -167,3 +170,13 @@ def lan_harness(settings_dir: Path) -> Iterator[Harness]:
             window.current = None
         lobby.close()
         window.close()
+
+
+def practice_with_a_lone_ace(harness: Harness) -> Any:
+    """Practice against one frozen bot; the player's nerts pile is a lone A♥."""
+    you = team("You", ("You",), nerts="AH", work=("9D", "6S", "", "2C"), stock="3S 4S 5S")
+    ada = team("Ada", ("Ada",), nerts="KD QD", work=("KC", "KH", "KS", "QC"), stock="2D 3D")
+    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
+    harness.window.start_practice(config, first_deal=layout(you, ada))
+    harness.settle(0.2)
+    return harness.window.current

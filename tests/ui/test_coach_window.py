@@ -4,27 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from nerts_lan.actions import Play
 from nerts_lan.cards import Card
 from nerts_lan.history import open_history
 from nerts_lan.history_stats import local_players, player_stats
 from nerts_lan.piles import ANY_FOUNDATION, NERTS
-from nerts_lan.practice import PracticeConfig
-from tests.kit import layout, team
 
-from .conftest import Harness
-
-
-def _practice(harness: Harness) -> Any:
-    """Practice against one frozen bot; the player's nerts pile is a lone A♥."""
-    you = team("You", ("You",), nerts="AH", work=("9D", "6S", "", "2C"), stock="3S 4S 5S")
-    ada = team("Ada", ("Ada",), nerts="KD QD", work=("KC", "KH", "KS", "QC"), stock="2D 3D")
-    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
-    harness.window.start_practice(config, first_deal=layout(you, ada))
-    harness.settle(0.2)
-    return harness.window.current
+from .conftest import Harness, practice_with_a_lone_ace
 
 
 def test_a_nerts_card_left_waiting_is_on_the_scoreboard_and_show_opens_the_replay_there(
@@ -35,7 +22,7 @@ def test_a_nerts_card_left_waiting_is_on_the_scoreboard_and_show_opens_the_repla
     from ui.overlays import ScoreOverlay
     from ui.replay_screen import ReplayScreen
 
-    screen = _practice(harness)
+    screen = practice_with_a_lone_ace(harness)
     harness.settle(6.0)  # the A♥ waits six seconds
     harness.key(key.N)
     harness.key(key.F)

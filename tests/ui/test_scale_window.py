@@ -16,11 +16,10 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.practice import PracticeConfig
-from tests.kit import layout, piles, team
+from tests.kit import piles
 from ui.theme import CARD_FACE, TEXT
 
-from .conftest import Harness
+from .conftest import Harness, practice_with_a_lone_ace
 
 pyglet = pytest.importorskip("pyglet")
 
@@ -66,16 +65,6 @@ def _window(scales: dict[int, float], scale: float) -> Iterator[Harness]:
         window.close()
 
 
-def _practice(harness: Harness) -> Any:
-    """Practice against one frozen bot; the player's nerts pile is a lone A♥."""
-    you = team("You", ("You",), nerts="AH", work=("9D", "6S", "", "2C"), stock="3S 4S 5S")
-    ada = team("Ada", ("Ada",), nerts="KD QD", work=("KC", "KH", "KS", "QC"), stock="2D 3D")
-    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
-    harness.window.start_practice(config, first_deal=layout(you, ada))
-    harness.settle(0.2)
-    return harness.window.current
-
-
 def _near(found: tuple[int, int, int], colour: tuple[int, int, int], near: int = 6) -> bool:
     return all(abs(a - b) <= near for a, b in zip(found, colour))
 
@@ -95,7 +84,7 @@ def _count(harness: Harness, colour: tuple[int, int, int], near: int = 6) -> int
 def test_at_scale_2_the_table_is_laid_out_in_points_and_drawn_twice_as_big(
     retina: Harness, plain: Harness
 ) -> None:
-    big, small = _practice(retina), _practice(plain)
+    big, small = practice_with_a_lone_ace(retina), practice_with_a_lone_ace(plain)
     assert retina.window.get_size() == (1280, 800)
     assert (retina.window.width, retina.window.height) == POINTS
     assert big.view.layout == small.view.layout  # the same table, in the same units
@@ -116,7 +105,7 @@ def test_at_scale_2_the_table_is_laid_out_in_points_and_drawn_twice_as_big(
 def test_at_scale_2_the_mouse_in_pixels_lands_on_the_card_the_player_points_at(
     retina: Harness,
 ) -> None:
-    screen = _practice(retina)
+    screen = practice_with_a_lone_ace(retina)
     area = screen.view.layout.own_area
     centre = screen.view.layout.center.center
     # The mouse comes in framebuffer pixels: twice the points.
@@ -141,7 +130,7 @@ def test_the_coach_opens_its_replay_window_at_the_game_windows_size_in_points(
 
     from ui.overlays import ScoreOverlay
 
-    screen = _practice(retina)
+    screen = practice_with_a_lone_ace(retina)
     retina.settle(6.0)  # the A♥ waits six seconds: a moment for the coach
     for symbol in (key.N, key.F, key.X):
         retina.key(symbol)

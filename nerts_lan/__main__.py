@@ -2,6 +2,9 @@
 
 import sys
 
-from .cli import main
+from nerts_lan.cli.main import main
 
-sys.exit(main())
+# The guard matters: a process pool started with "spawn" (Windows, macOS) imports this module
+# again in each worker, as ``__mp_main__``, and must not run the command there a second time.
+if __name__ == "__main__":
+    sys.exit(main())

@@ -26,13 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from .actions import Action, Play, SlideUnder
-from .bots import LEVELS, Bot
-from .engine import Options, RejectionKind, State, Table, deal_round
-from .history_rounds import LoggedRound, RoundRecorder
-from .replica import ActionApplied, ActionRejected, EntryKey, Replica, RoundEnded
-from .scoring import Match
-from .session import MatchEnded, RoundStarted, SessionEvent
+from nerts_lan.bots.bot import LEVELS, Bot
+from nerts_lan.matchlog.rounds import LoggedRound, RoundRecorder
+from nerts_lan.rules.actions import Action, Play, SlideUnder
+from nerts_lan.rules.engine import deal_round
+from nerts_lan.rules.scoring import Match
+from nerts_lan.rules.state import Options, RejectionKind, State, Table
+from nerts_lan.table.replica import ActionApplied, ActionRejected, EntryKey, Replica, RoundEnded
+from nerts_lan.table.session import MatchEnded, RoundStarted, SessionEvent
 
 __all__ = ["BOT_NAMES", "MAX_OPPONENTS", "PracticeConfig", "PracticeSession"]
 

@@ -1,8 +1,9 @@
 """Replaying a match log in the window: a read-only ``Session`` that plays the log back.
 
-The log is folded once, as the table folded it (``matchlog.apply_record``), into the match's
-rounds: each round's deal, every action that counted (in log order, with the state after it),
-its end and the match's scores. ``ReplaySession`` then walks that timeline and reports it through
+The log is folded once, as the table folded it (``matchlog.rounds.fold_log``, the fold the
+history and the coach read too), into the match's rounds: each round's deal, every action that
+counted (in log order, with the state after it: the round's ``steps``), its end and the match's
+scores. ``ReplaySession`` then walks that timeline and reports it through
 the ``Session`` protocol, so the table screen draws a replay exactly as it draws a game.
 
 Log entries carry Lamport timestamps, not wall time, so the replay has its own pace: one action
@@ -13,30 +14,18 @@ not shown: they changed nothing. Nobody plays in a replay: ``local_players`` is 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Final
 
-from .actions import Action
-from .engine import RejectionKind, State, Table
-from .history_rounds import LoggedRound
-from .matchlog import Ignored, LogFold, replay_problems
-from .replica import ActionApplied, ActionRejected, RoundEnded
-from .scoring import Match
-from .session import MatchEnded, RoundStarted, SessionEvent
-from .table import TableMachine, TablePhase
+from nerts_lan.matchlog.rounds import REPLAY_PEER, LoggedRound, fold_log
+from nerts_lan.rules.actions import Action
+from nerts_lan.rules.scoring import Match
+from nerts_lan.rules.state import RejectionKind, State, Table
+from nerts_lan.table.replica import ActionApplied, ActionRejected
+from nerts_lan.table.session import RoundStarted, SessionEvent
 
-__all__ = [
-    "PACE",
-    "SPEEDS",
-    "ReplayRound",
-    "ReplaySession",
-    "fold_rounds",
-    "replay_round_of",
-    "writer_of",
-]
+__all__ = ["PACE", "SPEEDS", "ReplaySession"]
 
 PACE: Final = 0.25
 """Seconds per action at 1× (the log holds no wall time)."""
@@ -44,80 +33,13 @@ PACE: Final = 0.25
 SPEEDS: Final = (1, 2, 4, 8)
 """The speeds to choose from, as multiples of the normal pace."""
 
-REPLAY_PEER: Final = "replay"
-"""The peer the replay folds the log as: nobody at the table."""
-
-
-@dataclass(frozen=True)
-class ReplayRound:
-    """One round as the log tells it.
-
-    ``steps`` are (action, state after it) in log order; an action of None is a jump (a peer
-    that caught up from a snapshot missed what happened meanwhile). ``ended`` is None when the
-    log stops before the round's end. ``owners`` maps each person's peer to the player it sat as.
-    """
-
-    number: int
-    table: Table
-    start: State
-    steps: tuple[tuple[Action | None, State], ...]
-    match_before: Match
-    owners: dict[str, str]
-    ended: RoundEnded | None = None
-    match_after: Match | None = None
-    match_ended: MatchEnded | None = None
-
-
-def fold_rounds(records: Iterable[list[Any]]) -> tuple[list[ReplayRound], list[Ignored]]:
-    """The rounds of a log's records, and the records that could not be applied (the rounds
-    keep everything around them: see ``matchlog.LogFold``)."""
-    fold = LogFold(REPLAY_PEER)
-    builder = _Builder()
-    for record in records:
-        before = fold.machine
-        events = fold.fold(record)
-        if fold.machine is not before:
-            builder.snapshot(fold.machine)
-        for event in events:
-            builder.event(fold.machine, event)
-    return builder.rounds(), fold.ignored
-
-
-def replay_round_of(played: LoggedRound, match_before: Match | None = None) -> ReplayRound:
-    """A round the coach read (``history_rounds.LoggedRound``) as the replay shows it: its
-    counted actions (``match_before``: the match before it; default none)."""
-    table = played.table
-    before = match_before or Match(table.team_names, table.options.target)
-    after = played.match_after
-    if after is None and played.ended is not None:
-        after = before.with_round(played.ended.scores)
-    steps = tuple((logged.action, logged.after) for logged in played.actions if not logged.refused)
-    return ReplayRound(
-        played.number, table, played.start, steps, before, played.owners, played.ended, after
-    )
-
-
-def writer_of(path: Path, records: Iterable[list[Any]]) -> str | None:
-    """The peer that wrote a log, from its file name (``TABLE-PEER.nlog``) if that peer is in
-    the log, else None."""
-    found = re.fullmatch(r"[0-9a-f]{8}-(.+)", path.stem)
-    if found is None:
-        return None
-    peer = found.group(1)
-    for record in records:
-        if record[0] == "entry" and record[2] == peer:
-            return peer
-        if record[0] == "member" and record[2] == peer:
-            return peer
-    return None
-
 
 class ReplaySession:
     """A match log played back as a ``Session``: play, pause, step, skip rounds, change speed."""
 
     def __init__(
         self,
-        rounds: Sequence[ReplayRound],
+        rounds: Sequence[LoggedRound],
         *,
         notice: str | None = None,
         viewer_team: int | None = None,
@@ -151,8 +73,9 @@ class ReplaySession:
     ) -> ReplaySession:
         """The replay of a log's records (``problem``: what ``read_match_log`` found wrong after
         them); ``ValueError`` when no round was dealt."""
-        rounds, ignored = fold_rounds(records)
-        problems = replay_problems(ignored, len(records), len(rounds), problem)
+        folded = fold_log(records)
+        rounds = folded.rounds
+        problems = folded.problems(problem)
         notice = "; ".join(problems) if problems else None
         viewer_team = None
         if rounds and writer is not None and writer in rounds[0].owners:
@@ -165,7 +88,9 @@ class ReplaySession:
     ) -> ReplaySession:
         """The replay of one round, paused ``step`` counted actions in, with ``move`` (the one
         the coach says was missed) to outline there."""
-        session = cls([replay_round_of(played)], viewer_team=viewer_team)
+        # The moment's round is shown on its own: no match before it, none ended by it.
+        alone = replace(played, match_before=None, match_ended=None)
+        session = cls([alone], viewer_team=viewer_team)
         session.seek(0, step)
         if move is not None:
             session.mark = (0, session._step, move)
@@ -191,6 +116,8 @@ class ReplaySession:
         played = self._round
         if self._over and played.match_after is not None:
             return played.match_after
+        if played.match_before is None:
+            return Match(played.table.team_names, played.table.options.target)
         return played.match_before
 
     def submit(self, action: Action) -> None:
@@ -336,7 +263,7 @@ class ReplaySession:
     # --- helpers -----------------------------------------------------------------------------
 
     @property
-    def _round(self) -> ReplayRound:
+    def _round(self) -> LoggedRound:
         return self._rounds[self._index]
 
     def _shown_end(self) -> bool:
@@ -397,86 +324,7 @@ class ReplaySession:
         self._due = min(self._due, self._now + self.interval)
 
 
-@dataclass
-class _OpenRound:
-    """A round being collected while the log is folded."""
-
-    number: int
-    table: Table
-    start: State
-    match_before: Match
-    owners: dict[str, str]
-    steps: list[tuple[Action | None, State]] = field(default_factory=list)
-    ended: RoundEnded | None = None
-    match_after: Match | None = None
-    match_ended: MatchEnded | None = None
-
-    def closed(self) -> ReplayRound:
-        return ReplayRound(
-            self.number,
-            self.table,
-            self.start,
-            tuple(self.steps),
-            self.match_before,
-            self.owners,
-            self.ended,
-            self.match_after,
-            self.match_ended,
-        )
-
-
-class _Builder:
-    """Collects the rounds while the log is folded."""
-
-    def __init__(self) -> None:
-        self._done: list[ReplayRound] = []
-        self._open: _OpenRound | None = None
-
-    def rounds(self) -> list[ReplayRound]:
-        self._close()
-        return list(self._done)
-
-    def snapshot(self, machine: TableMachine) -> None:
-        """A peer caught up from a snapshot: a round in play goes on from its state."""
-        if machine.phase is not TablePhase.PLAYING or machine.view is None:
-            return
-        current = self._open
-        if current is not None and current.number == machine.round_number:
-            current.steps.append((None, machine.view))
-        else:
-            self._start(machine, machine.round_number, machine.view)
-
-    def event(self, machine: TableMachine, event: Any) -> None:
-        current = self._open
-        if isinstance(event, RoundStarted):
-            self._start(machine, event.number, event.state)
-        elif current is None:
-            return
-        elif isinstance(event, ActionApplied) and machine.view is not None:
-            current.steps.append((event.action, machine.view))
-        elif isinstance(event, RoundEnded):
-            current.ended, current.match_after = event, machine.match
-        elif isinstance(event, MatchEnded):
-            current.match_ended, current.match_after = event, event.match
-
-    def _start(self, machine: TableMachine, number: int, state: State) -> None:
-        self._close()
-        table = machine.round_table if machine.round_table is not None else state.table
-        self._open = _OpenRound(
-            number,
-            table,
-            state,
-            machine.match or Match(table.team_names, table.options.target),
-            {seat.owner: seat.player for seat in machine.seats if seat.owner},
-        )
-
-    def _close(self) -> None:
-        if self._open is not None:
-            self._done.append(self._open.closed())
-            self._open = None
-
-
-def _action_counts(played: ReplayRound) -> list[int]:
+def _action_counts(played: LoggedRound) -> list[int]:
     """For each number of steps shown, how many of them were actions."""
     counts = [0]
     for action, _ in played.steps:

@@ -17,12 +17,15 @@ The public names are the ones in ``__all__`` below, importable from ``net`` itse
   or a ``DescribeError`` saying what is wrong), for networks where mDNS finds nothing;
 - ``unpack_untrusted``: msgpack from another machine, decoded within limits.
 
-The modules whose names start with ``_`` are parts of these, not API. Two public modules are
-tools rather than protocol: ``net.simnet`` (a deterministic simulator of a group of cores, for
-tests and benchmarks) and ``net.bench`` (the benchmarks ``nerts-lan bench`` prints).
+Two halves sit behind this face and never import each other: ``net._order`` (the ordering
+core, sans-IO) and ``net._mesh`` (the links, asyncio); ``node.py`` joins them, ``_codec.py`` and
+``_identity.py`` serve both. Nothing outside ``net`` imports a module whose name starts with
+``_``. The tools rather than the protocol (the simulator, the benchmarks, a mesh that injects
+faults, the wire messages for hand-made peers) are ``net.testing``, a face of its own.
 
-Importing ``net`` imports nothing else: each name loads its module when first used, so that a
-headless simulation never loads zeroconf, and the game's window never loads the simulator.
+The names are imported when ``net`` is, except those of mDNS (``Advert``, ``Discovery``,
+``DiscoveryError``, ``show_send_errors``): they load zeroconf on first use, so that a headless
+simulation never does.
 """
 
 from __future__ import annotations
@@ -30,62 +33,103 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from net._codec import (
+    UndecodableError,
+    UnpackLimits,
+    unpack_untrusted,
+)
+from net._identity import (
+    PeerKey,
+    owns,
+    peer_id_of,
+    verify,
+)
+from net._mesh.describe import (
+    Described,
+    DescribeError,
+    ForeignAnswer,
+    NoAnswer,
+    NothingDescribed,
+    NothingListening,
+    UnknownHost,
+    async_describe,
+)
+from net._mesh.handshake import CODE_NEEDED, NO_CODE_HERE, WRONG_CODE, Hello
+from net._mesh.mesh import MAX_EPHEMERAL, Mesh
+from net._mesh.parts import MeshConfig, MeshListener
+from net._mesh.ratelimit import RateLimits
+from net._mesh.roaming import (
+    interface_addresses,
+    interface_having,
+)
+from net._mesh.sockets import (
+    udp_socket,
+)
+from net._order.core import CoreConfig, OrderingCore, Phase
+from net._order.signatures import (
+    Identity,
+)
+from net._order.viewchange import VoteRecord
+from net._order.voterecord import vote_record_from_data, vote_record_to_data
+from net.errors import (
+    LocalProtocolError,
+    ProtocolError,
+    RemoteProtocolError,
+)
+from net.events import (
+    ClockSuspected,
+    DivergenceDetected,
+    EntriesRetracted,
+    EntriesStabilized,
+    EntryReceived,
+    Event,
+    Expelled,
+    LogEntry,
+    MemberExcluded,
+    MemberJoined,
+    MemberLeft,
+    MemberRecovered,
+    MemberReturned,
+    MemberSuspected,
+    Payload,
+    ProtocolViolated,
+    SnapshotInstalled,
+    SnapshotRequested,
+)
+from net.interfaces import (
+    NetworkInterface,
+    default_route_interface,
+    rank_interfaces,
+    read_interfaces,
+    skip_reason,
+    usable_interfaces,
+)
+from net.node import (
+    MeshFactory,
+    Node,
+)
+from net.refusals import (
+    CONNECT,
+    MULTICAST_SEND,
+    Refusal,
+    record,
+    seen_refusals,
+)
+from net.runtime import (
+    NetworkThread,
+)
+
 if TYPE_CHECKING:
-    from ._codec import UndecodableError, UnpackLimits, unpack_untrusted
-    from ._describe import (
-        Described,
-        DescribeError,
-        ForeignAnswer,
-        NoAnswer,
-        NothingDescribed,
-        NothingListening,
-        UnknownHost,
-        async_describe,
-    )
-    from ._identity import PeerKey, owns, peer_id_of, verify
-    from ._roaming import interface_addresses, interface_having
-    from ._signatures import Identity
-    from .core import CoreConfig, OrderingCore, Phase
-    from .discovery import Advert, Discovery, DiscoveryError
-    from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
-    from .events import (
-        DivergenceDetected,
-        EntriesRetracted,
-        EntriesStabilized,
-        EntryReceived,
-        Event,
-        Expelled,
-        LogEntry,
-        MemberExcluded,
-        MemberJoined,
-        MemberLeft,
-        MemberRecovered,
-        MemberReturned,
-        MemberSuspected,
-        Payload,
-        ProtocolViolated,
-        SnapshotInstalled,
-        SnapshotRequested,
-    )
-    from .node import Node
-    from .runtime import NetworkThread
-    from .transport import (
-        CODE_NEEDED,
-        MAX_EPHEMERAL,
-        NO_CODE_HERE,
-        WRONG_CODE,
-        Hello,
-        Mesh,
-        MeshConfig,
-        MeshListener,
-        RateLimits,
-    )
+    from net.discovery import Advert, Discovery, DiscoveryError, show_send_errors
 
 __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
     # The ordering core
     "CoreConfig",
     "OrderingCore",
     "Phase",
+    "VoteRecord",
+    "vote_record_from_data",
+    "vote_record_to_data",
     # Its events
     "DivergenceDetected",
     "EntriesRetracted",
@@ -98,6 +142,7 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
     "MemberJoined",
     "MemberLeft",
     "MemberRecovered",
+    "ClockSuspected",
     "MemberReturned",
     "MemberSuspected",
     "Payload",
@@ -108,7 +153,7 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
     "LocalProtocolError",
     "ProtocolError",
     "RemoteProtocolError",
-    # The transport
+    # The mesh
     "CODE_NEEDED",
     "MAX_EPHEMERAL",
     "NO_CODE_HERE",
@@ -118,15 +163,26 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
     "MeshConfig",
     "MeshListener",
     "RateLimits",
+    "udp_socket",
     # A peer on the network
+    "MeshFactory",
     "Node",
     "NetworkThread",
     "interface_addresses",
     "interface_having",
-    # Discovery
-    "Advert",
-    "Discovery",
-    "DiscoveryError",
+    # This laptop's interfaces
+    "NetworkInterface",
+    "default_route_interface",
+    "rank_interfaces",
+    "read_interfaces",
+    "skip_reason",
+    "usable_interfaces",
+    # What the system refused to send
+    "CONNECT",
+    "MULTICAST_SEND",
+    "Refusal",
+    "record",
+    "seen_refusals",
     # Which table listens at an address (without mDNS)
     "DescribeError",
     "Described",
@@ -146,51 +202,26 @@ __all__ = [  # noqa: RUF022 - grouped by part, as zeroconf groups its own
     "UndecodableError",
     "UnpackLimits",
     "unpack_untrusted",
+    # Discovery (mDNS: loaded on first use)
+    "Advert",
+    "Discovery",
+    "DiscoveryError",
+    "show_send_errors",
 ]
-
-_MODULES = {
-    "_codec": ("UndecodableError", "UnpackLimits", "unpack_untrusted"),
-    "_describe": (
-        "DescribeError",
-        "Described",
-        "ForeignAnswer",
-        "NoAnswer",
-        "NothingDescribed",
-        "NothingListening",
-        "UnknownHost",
-        "async_describe",
-    ),
-    "_identity": ("PeerKey", "owns", "peer_id_of", "verify"),
-    "_roaming": ("interface_addresses", "interface_having"),
-    "_signatures": ("Identity",),
-    "core": ("CoreConfig", "OrderingCore", "Phase"),
-    "discovery": ("Advert", "Discovery", "DiscoveryError"),
-    "errors": ("LocalProtocolError", "ProtocolError", "RemoteProtocolError"),
-    "node": ("Node",),
-    "runtime": ("NetworkThread",),
-    "transport": (
-        "CODE_NEEDED",
-        "MAX_EPHEMERAL",
-        "NO_CODE_HERE",
-        "WRONG_CODE",
-        "Hello",
-        "Mesh",
-        "MeshConfig",
-        "MeshListener",
-        "RateLimits",
-    ),
-}
-_HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
-    """Load a public name's module when the name is first used (PEP 562)."""
-    if name not in __all__:
+    """Load discovery, and zeroconf with it, when one of its names is first used (PEP 562)."""
+    if name not in _LAZY:
         raise AttributeError(f"module 'net' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOME.get(name, 'events')}", __name__), name)
+    value = getattr(importlib.import_module("net.discovery"), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+_LAZY = frozenset({"Advert", "Discovery", "DiscoveryError", "show_send_errors"})
+"""The names of net.discovery: loading it loads zeroconf."""

@@ -39,7 +39,8 @@ HEADER = struct.Struct(">I")
 KIND_HELLO, KIND_DATA, KIND_ACK, KIND_REFUSE, KIND_PEERS = 0, 1, 2, 3, 4
 KIND_EPHEMERAL, KIND_KEY_EXCHANGE, KIND_CONFIRM, KIND_PROOF = 5, 6, 7, 8
 KIND_DESCRIBE = 9
-"""A stranger's request to be told which table listens here, and its answer (``net._describe``)."""
+"""A stranger's request to be told which table listens here, and its answer
+(``net._mesh.describe``)."""
 MAX_TEXT = 200
 """Longest text field of a hello, and longest refusal reason repeated from the other side."""
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from zeroconf import IPVersion, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
-from . import refusals
+from net.refusals import MULTICAST_SEND
+from net.refusals import record as record_refusal
 
 __all__ = [
     "MAX_PROPERTY_LENGTH",
@@ -211,7 +212,7 @@ class _OneLineSendErrors(logging.Filter):
         error = record.exc_info[1] if record.exc_info else None
         if not isinstance(error, OSError):
             return True
-        refusals.record(refusals.MULTICAST_SEND, error)
+        record_refusal(MULTICAST_SEND, error)
         record.msg, record.args = record.getMessage().replace("\n", " "), None
         record.exc_info, record.exc_text, record.stack_info = None, None, None
         if self.shown:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 __all__ = [
+    "ClockSuspected",
     "DivergenceDetected",
     "EntriesRetracted",
     "EntriesStabilized",
@@ -44,7 +45,7 @@ class LogEntry:
     peer: str
     payload: Payload = field(compare=False)
     proof: bytes | None = field(default=None, compare=False, repr=False)
-    """Its author's signature and public key (see ``net._signatures``), or None unsigned."""
+    """Its author's signature and public key (see ``net._order.signatures``), or None unsigned."""
 
     @property
     def key(self) -> tuple[int, str]:
@@ -84,6 +85,18 @@ class MemberSuspected:
     """Nothing was heard from `peer` for `CoreConfig.suspect_timeout` seconds."""
 
     peer: str
+
+
+@dataclass(frozen=True)
+class ClockSuspected:
+    """`peer`'s stamps lagged the table time at which they arrive by more than
+    `CoreConfig.clock_bound` for a whole measuring span (`lag` seconds at the frame that ended
+    it), whether they reached us late or it raised them itself (see "Clocks and table time"
+    in docs/protocol.md): its clock is held back or its links are asymmetric (nobody can tell
+    which). Its stamps are bounded; this is a flag, never a verdict: once per incarnation."""
+
+    peer: str
+    lag: float
 
 
 @dataclass(frozen=True)
@@ -143,10 +156,13 @@ class Expelled:
 
 @dataclass(frozen=True)
 class SnapshotRequested:
-    """Call `provide_snapshot(peer, stable_index, state)` with the stable state as of now."""
+    """Call `provide_snapshot(peer, stable_index, state)` with the stable state as of now: the
+    state after `stable_index` entries and the membership changes up to `epoch`, the position
+    the snapshot is labelled with when it is installed."""
 
     peer: str
     stable_index: int
+    epoch: int = 0
 
 
 @dataclass(frozen=True)
@@ -185,6 +201,7 @@ Event: TypeAlias = (
     | EntriesRetracted
     | MemberSuspected
     | MemberRecovered
+    | ClockSuspected
     | MemberJoined
     | MemberReturned
     | MemberLeft

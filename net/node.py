@@ -14,15 +14,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ._faults import DelayedMesh
-from ._identity import PeerKey
-from .core import OrderingCore
-from .events import Event, LogEntry, ProtocolViolated
-from .transport import CLOSE_GRACE, DEFAULT_MAX_FRAME, Hello, Mesh, MeshConfig, MeshListener
+from net._identity import PeerKey
+from net._mesh.handshake import Hello
+from net._mesh.mesh import CLOSE_GRACE, Mesh
+from net._mesh.parts import DEFAULT_MAX_FRAME, MeshConfig, MeshListener
+from net._order.core import OrderingCore
+from net.events import Event, LogEntry, ProtocolViolated
 
 __all__ = ["Node"]
 
 log = logging.getLogger(__name__)
+
+MeshFactory = Callable[[Hello, MeshListener, MeshConfig], Mesh]
+"""What builds a node's mesh: ``Mesh`` itself, or a mesh that injects faults."""
 
 
 class Node:
@@ -37,7 +41,7 @@ class Node:
         on_problem: Callable[[str, str], None] = lambda who, reason: None,
         clock: Callable[[], float] = time.monotonic,
         max_frame: int = DEFAULT_MAX_FRAME,
-        delay: Callable[[], float] | None = None,
+        mesh_factory: MeshFactory = Mesh,
         on_ephemeral: Callable[[str, bytes], None] = lambda peer, data: None,
         table_code: str | None = None,
         key: PeerKey | None = None,
@@ -50,30 +54,25 @@ class Node:
         closed for a protocol problem; ``on_ephemeral(peer, data)`` hands over a best-effort
         frame from a linked peer (outside the ordered log, see ``broadcast_ephemeral``);
         ``table_code``: link only with peers that know it, every frame authenticated (see
-        ``net.transport``); ``key``: our peer key (``hello.peer`` its id), proven in every
+        ``net._mesh.mesh``); ``key``: our peer key (``hello.peer`` its id), proven in every
         handshake, and links only with peers that prove theirs. ``before_send(core)`` runs after
         each call into the core, before the frames it wants sent go out: the place to keep what
         must survive a crash (the core's ``vote_record()``, before anyone hears the vote) and to
         notice ``core.paused``. ``on_moved(old, new)``: our address changed (see
-        ``MeshListener.address_changed``). ``delay``: fault injection for tests and benchmarks,
-        the seconds to hold back each ordered frame this peer sends (order kept). ``datagrams``:
+        ``MeshListener.address_changed``). ``mesh_factory``: builds the mesh from the hello, the
+        listener and the config (a test's or benchmark's fault-injecting mesh, see
+        ``net.testing.delayed_mesh``). ``datagrams``:
         send small frames by UDP datagram too (``MeshConfig.datagrams``; off: TCP alone)."""
         self.core = core
         self.clock = clock
         self._on_events = on_events
-        self._on_link = on_link
         self._on_problem = on_problem
         self._before_send = before_send
-        self._on_moved = on_moved
-        listener = _NodeListener(self, on_ephemeral)
+        listener = _NodeListener(self._frame, on_link, on_problem, on_moved, on_ephemeral)
         config = MeshConfig(
             max_frame=max_frame, table_code=table_code, key=key, datagrams=datagrams
         )
-        self.mesh = (
-            Mesh(hello, listener, config)
-            if delay is None
-            else DelayedMesh(hello, listener, config, delay)
-        )
+        self.mesh = mesh_factory(hello, listener, config)
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
         self._closed = False
@@ -175,26 +174,37 @@ class Node:
 
 
 class _NodeListener(MeshListener):
-    """Hands what the mesh hears to the node (frames into the core) and to its callbacks."""
+    """Hands what the mesh hears to the node's callables: each frame (``on_frame``, into the
+    core), links up and down, problems, our address moving, ephemeral frames."""
 
-    def __init__(self, node: Node, on_ephemeral: Callable[[str, bytes], None]) -> None:
-        self._node = node
+    def __init__(
+        self,
+        on_frame: Callable[[str, bytes], None],
+        on_link: Callable[[str, bool], None],
+        on_problem: Callable[[str, str], None],
+        on_moved: Callable[[str, str], None],
+        on_ephemeral: Callable[[str, bytes], None],
+    ) -> None:
+        self._on_frame = on_frame
+        self._on_link = on_link
+        self._on_problem = on_problem
+        self._on_moved = on_moved
         self._on_ephemeral = on_ephemeral
 
     def frame_received(self, peer: str, data: bytes) -> None:
-        self._node._frame(peer, data)
+        self._on_frame(peer, data)
 
     def ephemeral_received(self, peer: str, data: bytes) -> None:
         self._on_ephemeral(peer, data)
 
     def link_up(self, hello: Hello, restarted: bool) -> None:
-        self._node._on_link(hello.peer, True)
+        self._on_link(hello.peer, True)
 
     def link_down(self, peer: str) -> None:
-        self._node._on_link(peer, False)
+        self._on_link(peer, False)
 
     def problem(self, who: str, reason: str) -> None:
-        self._node._on_problem(who, reason)
+        self._on_problem(who, reason)
 
     def address_changed(self, old: str, new: str) -> None:
-        self._node._on_moved(old, new)
+        self._on_moved(old, new)

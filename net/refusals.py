@@ -1,5 +1,5 @@
 """What the operating system refused to send: the errors of multicast sends (zeroconf's, seen
-by ``net.discovery``) and of dials (``net.transport``), kept per kind and error number for the
+by ``net.discovery``) and of dials (``net._mesh.mesh``), kept per kind and error number for the
 application to name (a privacy setting, a firewall). Generic: which error means what on which
 system is the application's business.
 
@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-__all__ = ["CONNECT", "MULTICAST_SEND", "Refusal", "clear", "record", "refusals"]
+__all__ = ["CONNECT", "MULTICAST_SEND", "Refusal", "clear", "record", "seen_refusals"]
 
 MULTICAST_SEND = "multicast send"
 CONNECT = "connect"
@@ -45,7 +45,7 @@ def record(kind: str, error: OSError, address: str = "") -> None:
         _seen[(kind, error.errno)] = Refusal(kind, error.errno, count, address, time.monotonic())
 
 
-def refusals() -> list[Refusal]:
+def seen_refusals() -> list[Refusal]:
     """Every kind of refusal seen so far, oldest first."""
     with _lock:
         return sorted(_seen.values(), key=lambda r: r.last)

@@ -34,7 +34,7 @@ from typing import Any
 
 from soaklib import compare_hashes, cpu_seconds, resident_kib, without_host_options
 
-from nerts_lan.peerprocess import PeerProcess
+from nerts_lan.lab.peerprocess import PeerProcess
 
 LOOPBACK = "127.0.0.1"
 BACK_WITHIN = 60.0

@@ -63,7 +63,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # NetLab lives with the tests
 
-from nerts_lan.peerprocess import PeerProcess  # noqa: E402
+from nerts_lan.lab.peerprocess import PeerProcess  # noqa: E402
 
 HOSTS = 4
 BACK_WITHIN = 10.0
@@ -463,7 +463,7 @@ class FaultSoak:
     # --- the table ------------------------------------------------------------------------------
 
     def _build(self) -> None:
-        from tests.net_real.netlab import NetLab
+        from nerts_lan.lab.netlab import NetLab  # the lab itself: a script never imports tests
 
         self.lab = NetLab(HOSTS + 1)
         print(f"soak_faults: lab {self.lab.tag}, peers' folders in {self.work}", flush=True)

@@ -7,7 +7,7 @@ anyone on the Wi-Fi can, and without knowing their code it
   id) and then nothing, and ``--silent`` ones that send nothing at all; each one the table
   closes is opened again.
 
-Hellos are forged with the project's own codec (``net._handshake.hello_body``). Every
+Hellos are forged with the project's own codec (``net._mesh.handshake.hello_body``). Every
 ``--report-every`` seconds it prints one JSON line of counts (``"event": "stranger"``), and runs
 until killed.
 
@@ -31,11 +31,11 @@ from typing import Any
 
 import spake2  # type: ignore[import-untyped]
 
-from nerts_lan.advert import CODE_ALPHABET, CODE_LENGTH, PROTOCOL, TableInfo
-from nerts_lan.browse import TableBrowser
+from nerts_lan.lan.advert import CODE_ALPHABET, CODE_LENGTH, PROTOCOL, TableInfo
+from nerts_lan.lan.browse import TableBrowser
 from net import PeerKey
 from net._codec import HEADER, KIND_CONFIRM, KIND_HELLO, KIND_KEY_EXCHANGE, pack_body
-from net._handshake import KEY_EXCHANGE_ID, NONCE_SIZE, Hello, SessionKeys, hello_body
+from net._mesh.handshake import KEY_EXCHANGE_ID, NONCE_SIZE, Hello, SessionKeys, hello_body
 
 CONNECT_TIMEOUT = 3.0
 READ_TIMEOUT = 15.0

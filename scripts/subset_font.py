@@ -1,4 +1,4 @@
-"""Make the window's font (ui/fonts/) from Debian's DejaVu Sans: a subset, renamed "Nerts Sans".
+"""Make the window's font (ui/kit/fonts/) from Debian's DejaVu Sans: a subset, renamed "Nerts Sans".
 
 Neither Windows nor macOS ships DejaVu Sans, and their renderers (DirectWrite, Quartz) fell back
 to a font without the card suits, so the wheel carries its own font. The whole of DejaVu Sans and
@@ -11,7 +11,7 @@ own changes are public domain).
     pip install fonttools   # a tool of the maintainers, not a dependency of the game
     python3 scripts/subset_font.py [--from /usr/share/fonts/truetype/dejavu]
 
-Debian's fonts-dejavu-core provides the sources (its licence, copied to ui/fonts/LICENSE-DejaVu
+Debian's fonts-dejavu-core provides the sources (its licence, copied to ui/kit/fonts/LICENSE-DejaVu
 .txt, is /usr/share/doc/fonts-dejavu-core/copyright).
 """
 

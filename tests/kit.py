@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from nerts_lan.actions import action_from_wire
-from nerts_lan.engine import Rejection, State, apply
-from nerts_lan.scenario import load_scenario, state_to_json
+from nerts_lan.rules.actions import action_from_wire
+from nerts_lan.rules.codec import state_to_json
+from nerts_lan.rules.engine import apply
+from nerts_lan.rules.scenario import load_scenario
+from nerts_lan.rules.state import Rejection, State
 
 
 def team(

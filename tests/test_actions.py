@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nerts_lan.actions import (
+from nerts_lan.rules.actions import (
     CallNerts,
     DeclareStuck,
     Flip,
@@ -14,8 +14,8 @@ from nerts_lan.actions import (
     SlideUnder,
     action_from_wire,
 )
-from nerts_lan.cards import DECK, Card, CardError
-from nerts_lan.piles import (
+from nerts_lan.rules.cards import DECK, Card, CardError
+from nerts_lan.rules.piles import (
     ANY_FOUNDATION,
     NERTS,
     STOCK,

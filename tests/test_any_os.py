@@ -6,7 +6,7 @@ against bots, two laptops' match on the simulated network (the same table peer t
 a log replayed with the coach, the stats, a scenario and the data folders.
 
 What this cannot check here (the real Windows/macOS asyncio loops, mDNS beside the OS's own
-responder, the window on other GL drivers) is listed in the README's "Any laptop" section.
+responder, the window on other GL drivers) is listed in docs/portability.md.
 """
 
 from __future__ import annotations
@@ -70,12 +70,12 @@ for package in (nerts_lan, net):
         if not module.name.endswith(".__main__"):  # that one runs the command line
             importlib.import_module(module.name)
 import ui.config
-from nerts_lan.bots import Bot
-from nerts_lan.cli import main
-from nerts_lan.engine import Options
+from nerts_lan.bots.bot import Bot
+from nerts_lan.cli.main import main
+from nerts_lan.rules.state import Options
 from nerts_lan.practice import PracticeConfig, PracticeSession
-from nerts_lan.replica import RoundEnded
-from nerts_lan.simgame import play_game
+from nerts_lan.table.replica import RoundEnded
+from nerts_lan.lab.simgame import play_game
 
 log, scenario = sys.argv[1], sys.argv[2]
 assert main(["sim", "--rounds", "2", "--levels", "instant", "--progress", "--json"]) == 0
@@ -129,8 +129,8 @@ def test_the_headless_paths_run_without_posix_only_modules(tmp_path: Path) -> No
 def test_a_headless_peer_is_named_after_the_login_on_every_os(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from nerts_lan.cli import build_parser
     from nerts_lan.cli.commands import _peer_config
+    from nerts_lan.cli.parser import build_parser
 
     args = build_parser().parse_args(["join", "--headless"])
     monkeypatch.delenv("USER", raising=False)
@@ -144,7 +144,7 @@ def test_a_headless_peer_is_named_after_the_login_on_every_os(
 def test_the_namespace_tests_say_windows_has_no_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:
     """``os.geteuid`` is POSIX only: on Windows the namespace tests (and the bench's) are skipped
     with a reason naming Windows, not failed with an AttributeError."""
-    from nerts_lan import netlab
+    from nerts_lan.lab import netlab
 
     monkeypatch.delattr(os, "geteuid", raising=False)
     monkeypatch.setattr(sys, "platform", "win32")

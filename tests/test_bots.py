@@ -7,20 +7,12 @@ import statistics
 
 import pytest
 
-from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
-from nerts_lan.bots import HIDDEN_CARD, LEVELS, Bot, redact
-from nerts_lan.cards import Card
-from nerts_lan.engine import (
-    Options,
-    Rejection,
-    State,
-    Table,
-    Tableau,
-    apply,
-    deal_round,
-    legal_actions,
-)
-from nerts_lan.piles import Pile
+from nerts_lan.bots.bot import HIDDEN_CARD, LEVELS, Bot, redact
+from nerts_lan.rules.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
+from nerts_lan.rules.cards import Card
+from nerts_lan.rules.engine import apply, deal_round, legal_actions
+from nerts_lan.rules.piles import Pile
+from nerts_lan.rules.state import Options, Rejection, State, Table, Tableau
 
 
 def _table(teams: int = 2, players: int = 1, **options: int | bool) -> Table:

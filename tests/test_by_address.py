@@ -8,8 +8,8 @@ from typing import Any, cast
 
 import pytest
 
-from nerts_lan.advert import DEFAULT_PORT, PROTOCOL
-from nerts_lan.by_address import (
+from nerts_lan.lan.advert import DEFAULT_PORT, PROTOCOL
+from nerts_lan.lan.by_address import (
     AddressError,
     async_start_on_default_port,
     parse_address,

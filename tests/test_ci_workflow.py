@@ -1,5 +1,5 @@
 """The hosted runners' workflow (.github/workflows/ci.yml) cannot run here: it is at least valid
-YAML that says what the README says it does, Windows, macOS and Ubuntu on the oldest and newest
+YAML that says what docs/testing.md says it does, Windows, macOS and Ubuntu on the oldest and newest
 Python the project allows, the Windows lane's selection of tests, and the wheel gate once."""
 
 from __future__ import annotations

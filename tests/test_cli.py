@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from nerts_lan.cli import build_parser, options_from_args
-from nerts_lan.engine import Options
+from nerts_lan.cli.parser import build_parser
+from nerts_lan.cli.rules import options_from_args
+from nerts_lan.rules.state import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADLESS = ["--headless", "--interface", "127.0.0.1"]

@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from nerts_lan.actions import Action, CallNerts, DeclareStuck, Flip, Play
-from nerts_lan.cards import Card
-from nerts_lan.cli import main
-from nerts_lan.coach import coach_round, moment_record
-from nerts_lan.engine import Options, State, Table, Tableau, apply
-from nerts_lan.history_rounds import (
+from nerts_lan.cli.main import main
+from nerts_lan.history.coach import coach_round, moment_record
+from nerts_lan.matchlog.rounds import (
     LoggedAction,
     LoggedRound,
     fold_logged_rounds,
     last_logged_round,
 )
-from nerts_lan.piles import ANY_FOUNDATION, NERTS, WASTE, Pile
-from nerts_lan.state import Rejection
+from nerts_lan.rules.actions import Action, CallNerts, DeclareStuck, Flip, Play
+from nerts_lan.rules.cards import Card
+from nerts_lan.rules.engine import apply
+from nerts_lan.rules.piles import ANY_FOUNDATION, NERTS, WASTE, Pile
+from nerts_lan.rules.state import Options, Rejection, State, Table, Tableau
 from tests.test_history import timed_records, write_log
 
 TABLE = Table(Options(pile=3, flip=3), ("Red", "Blue"), (("ann",), ("bo",)))

@@ -7,11 +7,11 @@ import os
 import time
 from pathlib import Path
 
-from nerts_lan.comeback import RECENT, live_table
-from nerts_lan.commands import Create, Hello, Sit
-from nerts_lan.engine import Options
-from nerts_lan.matchlog import MatchLogWriter
-from nerts_lan.table import TableMachine, TableSettings
+from nerts_lan.lan.comeback import RECENT, live_table
+from nerts_lan.matchlog.file import MatchLogWriter
+from nerts_lan.rules.state import Options
+from nerts_lan.table.commands import Create, Hello, Sit, TableSettings
+from nerts_lan.table.machine import TableMachine
 
 
 def _log(

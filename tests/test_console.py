@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from nerts_lan.console import HANDLER, use_stand_ins
+from nerts_lan.cli.console import HANDLER, use_stand_ins
 from tests.test_history import write_log
 
 ROOT = Path(__file__).resolve().parent.parent

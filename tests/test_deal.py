@@ -7,9 +7,10 @@ import subprocess
 import sys
 from collections import Counter
 
-from nerts_lan.cards import DECK
-from nerts_lan.deal import deal_team, random_stream, shuffled_deck, team_key
-from nerts_lan.engine import Options, Table, deal_round
+from nerts_lan.rules.cards import DECK
+from nerts_lan.rules.deal import deal_team, random_stream, shuffled_deck, team_key
+from nerts_lan.rules.engine import deal_round
+from nerts_lan.rules.state import Options, Table
 
 
 def _names(cards: object) -> str:
@@ -59,14 +60,15 @@ def test_options_change_the_split() -> None:
 
 def test_the_same_seed_deals_the_same_cards_in_a_fresh_process() -> None:
     code = (
-        "from nerts_lan.engine import Options, Table, deal_round, state_digest;"
+        "from nerts_lan.rules.engine import deal_round;"
+        "from nerts_lan.rules.state import Options, Table, state_digest;"
         "t = Table(Options(), ('a', 'b', 'c'), (('x',), ('y',), ('z',)));"
         "print(state_digest(deal_round(t, 'fresh process')).hex())"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    from nerts_lan.engine import state_digest
+    from nerts_lan.rules.state import state_digest
 
     table = Table(Options(), ("a", "b", "c"), (("x",), ("y",), ("z",)))
     assert done.stdout.strip() == state_digest(deal_round(table, "fresh process")).hex()

@@ -44,8 +44,8 @@ def test_directwrite_draws_the_suits_of_the_shipped_font(window: Any) -> None:
     import pyglet
     from pyglet import gl
 
-    from ui.theme import FONT
-    from ui.widgets import drawable, label, use_shipped_font
+    from ui.kit.theme import FONT
+    from ui.kit.widgets import drawable, label, use_shipped_font
 
     use_shipped_font()
     font = pyglet.font.load(FONT, 20)
@@ -73,7 +73,7 @@ def test_at_a_windows_display_scale_the_window_opens_at_its_size_in_points(
     from nerts_lan.practice import PracticeConfig
     from tests.kit import layout, team
     from ui.app import make_window
-    from ui.theme import CARD_FACE
+    from ui.kit.theme import CARD_FACE
 
     if window.scale <= 1:
         pytest.skip(f"the display is at {window.scale:.0%}: no Windows scaling to test here")

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-import nerts_lan.doctor as doctor
-from nerts_lan import network_blocks
-from nerts_lan.cli import main
-from nerts_lan.doctor import Check, SeenTable, diagnose
-from nerts_lan.doctor_link import answer_to, stranger_bytes
-from nerts_lan.windows_network import NetworkProfile, WindowsFindings
+import nerts_lan.doctor.checkup as doctor
+from nerts_lan.cli.main import main
+from nerts_lan.doctor import blocks as network_blocks
+from nerts_lan.doctor.checks import Check
+from nerts_lan.doctor.checkup import SeenTable, diagnose
+from nerts_lan.doctor.link import answer_to, stranger_bytes
+from nerts_lan.doctor.windows import NetworkProfile, WindowsFindings
 from net import refusals
 from net.interfaces import NetworkInterface
 
@@ -111,6 +112,25 @@ def test_only_loopback_is_no_network(machine: dict[str, object]) -> None:
     network = found.check("network")
     assert network is not None and not network.ok and "on no network" in network.detail
     assert "same Wi-Fi" in found.advice[0]
+
+
+def test_the_loopback_asked_for_is_ours_and_the_advice_names_the_networks_friends_reach(
+    machine: dict[str, object],
+) -> None:
+    found = diagnose("127.0.0.1")
+    network = found.check("network")
+    assert network is not None and not network.ok
+    assert "127.0.0.1 is this computer's loopback" in network.detail
+    assert machine["asked"] == [("127.0.0.1", 0)], "the checks ran on it"
+    advice = found.advice[0]
+    assert "not an address of this computer" not in advice
+    assert "friends' laptops cannot reach" in advice
+    assert "192.168.1.20" in advice and "10.0.0.7" in advice and "127.0.0.1," not in advice
+
+    machine["interfaces"] = [LO]
+    machine["route"] = None
+    alone = diagnose("127.0.0.1")
+    assert "same Wi-Fi" in alone.advice[0] and "not an address" not in alone.advice[0]
 
 
 def test_no_interface_at_all_is_said_and_nothing_is_checked_on_it(

@@ -8,14 +8,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from nerts_lan.cli import main
-from nerts_lan.faults import StableOracle
+from nerts_lan.cli.main import main
+from nerts_lan.lab.faults.generators import GENERATORS
+from nerts_lan.lab.faults.oracle import StableOracle
+from nerts_lan.lab.faults.run import FAST_TIMERS, QUIET_AFTER, SETTLED_FOR
+from net._order.messages import Heartbeat, decode_message
 from net.events import EntriesStabilized, LogEntry, MemberExcluded, SnapshotInstalled
-from net.messages import Heartbeat, decode_message
-from net.simnet import HashChainApp, LinkModel, SimNetwork
+from net.testing.simnet import HashChainApp, LinkModel, SimNetwork
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,6 +73,17 @@ def test_a_divergence_counts_only_where_no_fork_explains_it_and_malice_is_not_re
     oracle.observe("b#0", 1.0, [_stable(20, (1, "b", 1))])
     assert oracle.forks == 1
     assert len(oracle.divergences()) == 1  # at 16; the one at 32 comes from the fork at 20
+
+
+def test_a_snapshot_labelled_with_another_position_than_its_state_is_a_divergence() -> None:
+    oracle = StableOracle()
+    oracle.observe_provided(b"state at 19/3", 19, 3)
+    oracle.observe_snapshot("j#1", 2.0, 19, 3, b"state at 19/3")
+    oracle.observe_snapshot("k#1", 2.0, 40, 5, b"state provided by nobody honest")
+    assert oracle.divergences() == []
+    oracle.observe_snapshot("j#2", 3.0, 19, 4, b"state at 19/3")  # the marker of epoch 4 missing
+    (found,) = oracle.divergences()
+    assert "labelled stable index 19, epoch 4" in found and "(19, 3)" in found
 
 
 def test_the_oracle_sees_two_decisions_for_one_epoch() -> None:
@@ -128,6 +142,15 @@ def test_a_frame_filter_rewrites_delays_or_drops_what_a_peer_sends() -> None:
     assert all(node.ticks > 0 for node in sim.nodes.values())
 
 
+@pytest.mark.sim
+def test_the_healing_period_ends_once_the_table_has_been_whole_for_two_exclusion_timeouts() -> None:
+    table = GENERATORS["partial"](1, FAST_TIMERS)
+    result = table.run()
+    assert not result.failed and result.stable_entries > 20
+    healing = table.sim.now - QUIET_AFTER - table.window
+    assert SETTLED_FOR * table.unit <= healing < table.heal / 2
+
+
 # --- the command ---------------------------------------------------------------------------------
 
 
@@ -177,3 +200,130 @@ def test_the_command_prints_one_json_object_per_seed_and_a_summary(
     assert (
         lines[2]["summary"] is True and lines[2]["seeds"] == 2 and lines[2]["failing_seeds"] == []
     )
+
+
+# --- the budget mode -----------------------------------------------------------------------------
+
+
+def _budget(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    """Run ``nerts-lan faults --budget ... --json``; its exit status and summary by lane."""
+    status = main(["faults", "--json", "--budget", *args])
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert summary["summary"] is True
+    return status, {row["lane"]: row for row in summary["lanes"]}
+
+
+def _lanes(state: Path) -> dict[str, Any]:
+    document = json.loads(state.read_text(encoding="utf-8"))
+    assert document["version"] == 1
+    return dict(document["lanes"])
+
+
+@pytest.mark.sim
+def test_the_budget_mode_takes_the_generators_in_turn_and_the_next_run_resumes_after_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "sweep.json"
+    status, first = _budget(capsys, "1s", "--state", str(state), "partial", "stalls")
+    assert status == 0
+    ran = {lane: row["ran"] for lane, row in first.items()}
+    # Round-robin, one seed each, partial first; the seeds under way at the end are finished.
+    assert ran["partial/fast"] >= 1 and ran["partial/fast"] - ran["stalls/fast"] in (0, 1)
+    saved = _lanes(state)
+    for lane, count in ran.items():
+        assert first[lane]["first_seed"] == 0
+        assert saved[lane]["next_seed"] == saved[lane]["seeds"] == count
+        assert saved[lane]["failing"] == []
+
+    status, second = _budget(capsys, "1s", "--state", str(state), "partial", "stalls")
+    assert status == 0
+    again = _lanes(state)
+    for lane, count in ran.items():
+        assert second[lane]["first_seed"] == count, "it resumes at the next seed"
+        total = count + second[lane]["ran"]
+        assert again[lane]["seeds"] == again[lane]["next_seed"] == total
+        assert again[lane]["honest_excluded"] >= saved[lane]["honest_excluded"]
+
+
+@pytest.mark.sim
+def test_the_budget_mode_runs_seeds_in_parallel_and_prints_a_table_per_generator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "sweep.json"
+    args = ["faults", "--budget", "2s", "--jobs", "2", "--state", str(state), "pauses", "churn"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    header, *rows, footer, checks = out.splitlines()
+    assert checks.startswith("checks: stable is final")
+    assert header.split()[:3] == ["generator", "timers", "seeds"] and "forks" in header
+    assert [row.split()[:2] for row in rows] == [["pauses", "fast"], ["churn", "fast"]]
+    assert f"state in {state}" in footer and "failed this run: none" in footer
+    for lane in _lanes(state).values():
+        # Both processes' seeds are in, with no gap before the next seed.
+        assert lane["seeds"] == lane["next_seed"] >= 1 and lane["forks"] == 0
+
+
+@pytest.mark.sim
+def test_a_seed_that_fails_in_the_budget_mode_is_listed_kept_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Every equivocation seed fails today (tests/test_faultgen_runs.py); resume at seed 0.
+    state = tmp_path / "sweep.json"
+    lane = {"next_seed": 0, "seeds": 5, "forks": 1, "failing": [3]}
+    state.write_text(json.dumps({"version": 1, "lanes": {"equivocate/fast": lane}}), "utf-8")
+    status, summary = _budget(capsys, "0.1s", "--state", str(state), "equivocate")
+    assert status == 1
+    row = summary["equivocate/fast"]
+    assert row["ran"] >= 1 and row["failed_now"][0] == 0
+    saved = _lanes(state)["equivocate/fast"]
+    assert saved["failing"][:2] == [0, 3] and saved["seeds"] == 5 + row["ran"]
+    assert saved["forks"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--budget", "abc"], "faults: error: argument --budget: 'abc' is not a duration above 0"),
+        (["--budget=-5m"], "faults: error: argument --budget: '-5m' is not a duration above 0"),
+        (["--budget", "0s"], "faults: error: argument --budget: '0s' is not a duration above 0"),
+        (["--budget", "9d"], "faults: error: argument --budget: '9d' is not a duration above 0"),
+        (["--budget", "1m", "--seeds", "0-3"], "error: --seeds and --budget do not go together"),
+        (["--budget", "1m", "nope"], "nerts-lan faults: error: unknown generator 'nope'"),
+        (["partial", "stalls"], "arguments are required: generator (one; or --budget for several)"),
+        (["partial", "--state", "x.json"], "nerts-lan faults: error: --state goes with --budget"),
+    ],
+)
+def test_a_bad_budget_argument_exits_2_with_one_line_naming_it(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    try:
+        status = main(["faults", *args])
+    except SystemExit as exit:  # argparse's own errors
+        status = int(exit.code or 0)
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == ""
+    assert captured.err.count("\n") == 1 and message in captured.err, captured.err
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{not json", "is not JSON"),
+        ('{"version": 1, "lanes": []}', "has no 'lanes' object"),
+        ('{"version": 2, "lanes": {}}', "is not a version 1 sweep state"),
+        ('{"version": 1, "lanes": {"partial/slow": {}}}', "'partial/slow' that is not"),
+        ('{"version": 1, "lanes": {"partial/fast": {"next_seed": -3}}}', "'next_seed' not a whole"),
+        ('{"version": 1, "lanes": {"stalls/real": {"failing": ["x"]}}}', "'failing' not a list"),
+    ],
+)
+def test_a_corrupt_state_file_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, reason: str
+) -> None:
+    state = tmp_path / "sweep.json"
+    state.write_text(content, encoding="utf-8")
+    assert main(["faults", "--budget", "1m", "--state", str(state)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"nerts-lan faults: error: the state file {state} ")
+    assert reason in captured.err and captured.err.count("\n") == 1
+    assert state.read_text(encoding="utf-8") == content, "left as it was"

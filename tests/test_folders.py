@@ -10,8 +10,8 @@ import platformdirs
 import pytest
 
 from nerts_lan import folders
-from nerts_lan.history import record_new_logs
-from nerts_lan.identity import key_path
+from nerts_lan.history.store import record_new_logs
+from nerts_lan.lan.identity import key_path
 from ui.config import config_dir
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from nerts_lan.actions import CallNerts, Play
+from nerts_lan.rules.actions import CallNerts, Play
 from tests.kit import act, layout, ok, team
-from ui.guide import LESSONS, Guide
-from ui.hints import StockWatch
+from ui.table.guide import LESSONS, Guide
+from ui.table.hints import StockWatch
 
 _RIVAL = team("blue", ("cy",), nerts="KH QH JH", work=("KS", "KC", "QS", "QC"), stock="2H 3H")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from nerts_lan.commands import Create, Hello, Sit, Start, TableCommand
-from nerts_lan.engine import Options
-from nerts_lan.headless import record_of
-from nerts_lan.session import LeftBehind, TablePaused
-from nerts_lan.table import TableMachine, TableSettings
+from nerts_lan.headless.play import record_of
+from nerts_lan.rules.state import Options
+from nerts_lan.table.commands import Create, Hello, Sit, Start, TableCommand, TableSettings
+from nerts_lan.table.machine import TableMachine
+from nerts_lan.table.session import LeftBehind, TablePaused
 
 
 def _kitchen() -> tuple[TableMachine, list[Any]]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from nerts_lan.actions import CallNerts, DeclareStuck, Flip, Play
-from nerts_lan.cards import DECK, Card
-from nerts_lan.engine import State
+from nerts_lan.rules.actions import CallNerts, DeclareStuck, Flip, Play
+from nerts_lan.rules.cards import DECK, Card
+from nerts_lan.rules.state import State
 from tests.kit import act, layout, ok, team
-from ui.hints import StockWatch, next_hint
+from ui.table.hints import StockWatch, next_hint
 
 # Nothing of these fits anywhere: a king on the nerts pile, work piles of one colour and rank gaps.
 _DEAD_WORK = ("9D", "7H", "5D", "3H")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from nerts_lan.advert import LanOptions, persistent_peer_id
-from nerts_lan.identity import key_path, label_of, laptop_key, laptop_peer_id
+from nerts_lan.lan.advert import LanOptions, persistent_peer_id
+from nerts_lan.lan.identity import key_path, label_of, laptop_key, laptop_peer_id
 from net import PeerKey, owns
 from tests.platforms import not_on_windows
 
@@ -67,7 +67,7 @@ def test_options_bind_a_readable_peer_id_to_their_key() -> None:
 
 
 def test_the_bench_reports_what_keys_cost_an_action() -> None:
-    from nerts_lan.keybench import bench_keys
+    from nerts_lan.lab.keybench import bench_keys
 
     figures = bench_keys(quick=True)
     assert figures["actions"] == 300

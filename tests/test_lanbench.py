@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from nerts_lan.lanbench import LOSSY, _Burst, _burst_figures, _figures
+from nerts_lan.lab.lanbench import LOSSY, _Burst, _burst_figures, _figures
 
 
 def _traces() -> list[list[list[object]]]:

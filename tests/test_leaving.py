@@ -1,5 +1,5 @@
-"""What asks a headless peer to leave (nerts_lan.leaving), in this process: a ``leave`` line on
-a pipe, the pipe's end, and Windows' console events (their decision; the events themselves
+"""What asks a headless peer to leave (nerts_lan.headless.leaving), in this process: a ``leave``
+line on a pipe, the pipe's end, and Windows' console events (their decision; the events themselves
 come only from a real console). The real processes' goodbyes: tests/net_real/test_rejoin_events.py.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import threading
 
-from nerts_lan.leaving import CONSOLE_GRACE, LeaveRequest, closing_console_event
+from nerts_lan.headless.leaving import CONSOLE_GRACE, LeaveRequest, closing_console_event
 from tests.waiting import until
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nerts_lan.scoring import Match
+from nerts_lan.rules.scoring import Match
 
 
 def test_the_match_goes_on_until_someone_reaches_the_target() -> None:

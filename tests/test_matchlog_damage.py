@@ -15,16 +15,16 @@ from typing import Any
 import msgpack
 import pytest
 
-from nerts_lan.cli import main
-from nerts_lan.matchlog import (
+from nerts_lan.cli.main import main
+from nerts_lan.matchlog.file import (
     MAGIC,
     MatchLogWriter,
     apply_record,
     read_match_log,
-    replay_match_log,
 )
+from nerts_lan.matchlog.rounds import fold_log
 from nerts_lan.replay import ReplaySession
-from nerts_lan.table import TableMachine
+from nerts_lan.table.machine import TableMachine
 from tests.test_replay import simulated_match
 
 LAST_RECORD = ["entry", 10**6, "p01", {"k": "act", "r": 99, "a": {"by": "p01", "do": "flip"}}]
@@ -75,7 +75,7 @@ def test_a_log_torn_by_a_few_bytes_keeps_its_whole_records_and_what_comes_after(
     size = path.stat().st_size
     path.write_bytes(path.read_bytes()[: size - cut])  # a crash while writing the last record
 
-    with caplog.at_level(logging.WARNING, logger="nerts_lan.matchlog"):
+    with caplog.at_level(logging.WARNING, logger="nerts_lan.matchlog.file"):
         writer = append_after_restart(path)
 
     kept, problem = read_match_log(path)
@@ -224,7 +224,7 @@ def test_hostile_records_with_good_checksums_never_raise(
         path = write_records(tmp_path / f"h{trial}.nlog", damaged)
         code, _, err = replay_cli(path, capsys)
         assert code in (0, 1) and "Traceback" not in err
-        if replay_match_log(damaged)[0]:
+        if fold_log(damaged).rounds:
             ReplaySession.from_records(damaged)
 
 
@@ -264,25 +264,28 @@ def test_a_log_that_starts_at_a_snapshot_says_which_round_it_joined_at(
 def test_the_peer_puts_its_log_on_the_disk_at_every_rounds_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nerts_lan import matchlog
-    from nerts_lan.advert import LanOptions
-    from nerts_lan.agent import TableAgent
-    from nerts_lan.effects import Post
-    from nerts_lan.replica import RoundEnded
-    from nerts_lan.state import Outcome
+    from nerts_lan.lan.advert import LanOptions
+    from nerts_lan.lan.agent import TableAgent
+    from nerts_lan.matchlog import file as matchlog
+    from nerts_lan.rules.state import Outcome
+    from nerts_lan.table.effects import Post, Stabilized
+    from nerts_lan.table.replica import RoundEnded
+    from net.events import LogEntry
 
     synced: list[int] = []
     monkeypatch.setattr(matchlog.os, "fsync", synced.append)
     posted: list[object] = []
     network = SimpleNamespace(post=posted.append)
     agent = TableAgent(network, LanOptions("Ann", "ann-1"))  # type: ignore[arg-type]
-    agent._log = MatchLogWriter(tmp_path / "r.nlog")
-    agent._log.entry(*LAST_RECORD[1:])
+    agent._log.open(str(tmp_path), "0badcafe", "ann-1")  # as hosting the table does
+    assert agent.log_path is not None
+    agent._run([Stabilized(0, LogEntry(*LAST_RECORD[1:]), True)])
 
     agent._run([Post(RoundEnded(Outcome("nerts", "Ann"), {"Red": 3}))])
 
     assert len(posted) == 1 and len(synced) == 1  # not only when the log is closed
-    assert read_match_log(tmp_path / "r.nlog") == ([LAST_RECORD], None)
+    records, problem = read_match_log(agent.log_path)
+    assert problem is None and [record[:4] for record in records] == [LAST_RECORD]
     agent._log.close()
 
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from nerts_lan.actions import Flip, Play
-from nerts_lan.bots import Bot
-from nerts_lan.cards import Card
-from nerts_lan.engine import Options, RejectionKind
-from nerts_lan.piles import Pile
+from nerts_lan.bots.bot import Bot
 from nerts_lan.practice import PracticeConfig, PracticeSession
-from nerts_lan.replica import ActionApplied, ActionRejected, RoundEnded
-from nerts_lan.session import MatchEnded, RoundStarted, Session
-
-from .kit import layout, piles, team
+from nerts_lan.rules.actions import Flip, Play
+from nerts_lan.rules.cards import Card
+from nerts_lan.rules.piles import Pile
+from nerts_lan.rules.state import Options, RejectionKind
+from nerts_lan.table.replica import ActionApplied, ActionRejected, RoundEnded
+from nerts_lan.table.session import MatchEnded, RoundStarted, Session
+from tests.kit import layout, piles, team
 
 
 def _run(

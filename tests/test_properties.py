@@ -8,21 +8,11 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nerts_lan.actions import Action, Flip, Play, SlideUnder
-from nerts_lan.cards import DECK
-from nerts_lan.engine import (
-    Options,
-    Rejection,
-    State,
-    Table,
-    apply,
-    deal_round,
-    legal_actions,
-    replay,
-    round_scores,
-    state_digest,
-)
-from nerts_lan.piles import ANY_FOUNDATION, Pile
+from nerts_lan.rules.actions import Action, Flip, Play, SlideUnder
+from nerts_lan.rules.cards import DECK
+from nerts_lan.rules.engine import apply, deal_round, legal_actions, replay, round_scores
+from nerts_lan.rules.piles import ANY_FOUNDATION, Pile
+from nerts_lan.rules.state import Options, Rejection, State, Table, state_digest
 
 PILES = [
     Pile.parse(name)
@@ -168,7 +158,7 @@ def test_a_different_log_gives_a_different_hash() -> None:
 def test_a_snapshot_round_trips_to_the_same_state(game: tuple[State, list[Action]]) -> None:
     import json
 
-    from nerts_lan.codec import state_from_snapshot, state_snapshot
+    from nerts_lan.rules.codec import state_from_snapshot, state_snapshot
 
     initial, actions = game
     state, _ = replay(initial, actions)

@@ -11,13 +11,19 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.engine import Options, state_digest
-from nerts_lan.matchlog import MatchLogWriter, apply_record, read_match_log, replay_match_log
-from nerts_lan.replay import PACE, ReplaySession, writer_of
-from nerts_lan.replica import ActionApplied, RoundEnded
-from nerts_lan.session import MatchEnded, RoundStarted, SessionEvent
-from nerts_lan.simgame import play_game
-from nerts_lan.table import TableMachine
+from nerts_lan.lab.simgame import play_game
+from nerts_lan.matchlog.file import (
+    MatchLogWriter,
+    apply_record,
+    read_match_log,
+    writer_of,
+)
+from nerts_lan.matchlog.rounds import fold_log
+from nerts_lan.replay import PACE, ReplaySession
+from nerts_lan.rules.state import Options, state_digest
+from nerts_lan.table.machine import TableMachine
+from nerts_lan.table.replica import ActionApplied, RoundEnded
+from nerts_lan.table.session import MatchEnded, RoundStarted, SessionEvent
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE_ID = "0badcafe"
@@ -74,20 +80,22 @@ def test_a_replay_played_through_ends_with_the_rounds_and_scores_of_the_log(
 ) -> None:
     path = write_match_log(tmp_path)
     records, problem = read_match_log(path)
-    rounds, ended = replay_match_log(records)
-    assert problem is None and ended is not None and len(rounds) >= 3
+    folded = fold_log(records)
+    rounds, ended = [r.ended for r in folded.rounds if r.ended is not None], folded.ended
+    assert problem is None and ended is not None and len(rounds) == len(folded.rounds) >= 3
 
     session = load(path)
     events = play_through(session)
 
     shown = [e for e in events if isinstance(e, RoundEnded)]
-    assert [e.digest.hex() for e in shown] == [r.state_hash for r in rounds]
-    assert [e.scores for e in shown] == [r.scores for r in rounds]
-    assert {r.number: r.state_hash for r in rounds} == simulated_match()[1]
-    assert [e.number for e in events if isinstance(e, RoundStarted)] == [r.number for r in rounds]
+    assert shown == rounds
+    hashes = {r.number: r.ended.digest.hex() for r in folded.rounds if r.ended is not None}
+    assert hashes == simulated_match()[1]
+    started = [e.number for e in events if isinstance(e, RoundStarted)]
+    assert started == [r.number for r in folded.rounds]
     assert [e.match for e in events if isinstance(e, MatchEnded)] == [ended.match]
     assert session.match == ended.match
-    assert state_digest(session.view).hex() == rounds[-1].state_hash
+    assert state_digest(session.view) == rounds[-1].digest
     assert session.notice is None and session.finished and not session.playing
 
 
@@ -143,7 +151,8 @@ def test_stepping_pauses_and_shows_one_action_at_a_time(tmp_path: Path) -> None:
 
 def test_rounds_can_be_skipped_forward_and_back(tmp_path: Path) -> None:
     path = write_match_log(tmp_path)
-    rounds, _ = replay_match_log(read_match_log(path)[0])
+    rounds = fold_log(read_match_log(path)[0]).rounds
+    scores = [r.ended.scores for r in rounds if r.ended is not None]
     session = load(path)
     session.poll(0.0)
 
@@ -151,7 +160,7 @@ def test_rounds_can_be_skipped_forward_and_back(tmp_path: Path) -> None:
     started = session.poll(0.1)
     assert [e.number for e in started if isinstance(e, RoundStarted)] == [2]
     assert session.round_number == 2 and session.action_number == 0
-    assert session.match.totals == {name: rounds[0].scores[name] for name in rounds[0].scores}
+    assert session.match.totals == scores[0]
 
     session.poll(0.1 + PACE * 3)
     session.previous_round()  # partway: this round's deal again
@@ -172,7 +181,8 @@ def test_rounds_can_be_skipped_forward_and_back(tmp_path: Path) -> None:
 
 
 def test_a_truncated_log_replays_everything_before_the_damage(tmp_path: Path) -> None:
-    whole = replay_match_log(read_match_log(write_match_log(tmp_path))[0])[0]
+    whole_log = fold_log(read_match_log(write_match_log(tmp_path))[0])
+    whole = [r.ended for r in whole_log.rounds if r.ended is not None]
     path = write_match_log(tmp_path, cut=400)
     records, problem = read_match_log(path)
     assert problem is not None and "cut short" in problem
@@ -182,7 +192,7 @@ def test_a_truncated_log_replays_everything_before_the_damage(tmp_path: Path) ->
 
     assert session.notice == f"{problem}; the {len(records)} records before it were replayed"
     shown = [e.digest.hex() for e in events if isinstance(e, RoundEnded)]
-    assert shown and shown == [r.state_hash for r in whole[: len(shown)]]
+    assert shown and shown == [r.digest.hex() for r in whole[: len(shown)]]
     assert not any(isinstance(e, MatchEnded) for e in events)
     assert session.round_number == len(shown) + 1  # the round the log stops in, partly shown
     assert 0 < session.action_number == session.action_total
@@ -231,7 +241,7 @@ def test_the_replay_refuses_every_move() -> None:
     session.poll(0.0)
     session.pause()
     before = session.view
-    from nerts_lan.actions import Flip
+    from nerts_lan.rules.actions import Flip
 
     session.submit(Flip("p00"))
     events = session.poll(1.0)

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import random
 
-from nerts_lan.actions import CallNerts, Flip, Play
-from nerts_lan.cards import Card
-from nerts_lan.engine import (
-    Options,
-    Rejection,
-    RejectionKind,
-    Table,
-    apply,
-    deal_round,
-    legal_actions,
-    state_digest,
-)
-from nerts_lan.piles import Pile
-from nerts_lan.replica import ActionApplied, ActionRejected, Replica, RoundEnded, replay_log
+import pytest
 
-from .kit import layout, piles, team
+from nerts_lan.rules.actions import CallNerts, Flip, Play
+from nerts_lan.rules.cards import Card
+from nerts_lan.rules.engine import apply, deal_round, legal_actions
+from nerts_lan.rules.piles import Pile
+from nerts_lan.rules.state import Options, Rejection, RejectionKind, Table, state_digest
+from nerts_lan.table.replica import (
+    ActionApplied,
+    ActionRejected,
+    Ranking,
+    Replica,
+    RoundEnded,
+    replay_log,
+)
+from net import OrderingCore
+from tests.kit import layout, piles, team
 
 
 def _race_table() -> tuple[Replica, Replica]:
@@ -182,3 +183,50 @@ def test_a_peer_may_act_only_for_the_players_it_controls() -> None:
     replica.add((2, "A"), ANN_2S)
     replica.stabilize((2, "A"))
     assert replica.stable.f_owners == ((0, 0),)
+
+
+def _core_rank() -> tuple[Ranking, int]:
+    """The rank of a real ordering core between A and B, and a timestamp at which its draw puts
+    B's entry before A's (the opposite of the peer ids' order)."""
+    rank = OrderingCore("A", ["A", "B"], 0.0, salt=b"tie table").rank
+    tie = next(ts for ts in range(1, 100) if rank((ts, "B")) < rank((ts, "A")))
+    return rank, tie
+
+
+def test_a_tie_the_draw_gives_to_the_higher_peer_id_is_folded_in_the_core_order() -> None:
+    """Ann and Bo play the same 2♠ with equal timestamps and the draw puts Bo first: the stable
+    stream gives Bo's then Ann's. Every replica folds both, in that order (Bo's counts, Ann's is
+    refused at its place), whatever it held tentatively; nothing is taken as 'already had'."""
+    rank, tie = _core_rank()
+    state = _race_table()[0].stable
+    ann, bo = (tie, "A"), (tie, "B")
+    expected = replay_log(state, [(bo, BO_2S), (ann, ANN_2S)])
+    both = Replica(state, "A", rank=rank)  # held both tentatively
+    assert both.add(ann, ANN_2S) == [ActionApplied(ann, ANN_2S, local=True)]
+    lost = both.add(bo, BO_2S)
+    assert [(e.key, e.kind) for e in lost if isinstance(e, ActionRejected)] == [
+        (ann, RejectionKind.LOST_RACE)
+    ]
+    own_only = Replica(state, "A", rank=rank)  # Bo's never reached it tentatively
+    own_only.add(ann, ANN_2S)
+    nothing = Replica(state, "B", rank=rank)  # a joiner: the stable stream only
+    for replica in (both, own_only, nothing):
+        replica.settle(bo, BO_2S)
+        replica.settle(ann, ANN_2S)
+        assert replica.stable_count == 2 and replica.pending == []
+        assert replica.stable_digest() == state_digest(expected)
+        assert state_digest(replica.view) == state_digest(expected)
+    assert expected.f_owners == ((0, 1),)  # Bo's 2♠ is on the foundation
+
+
+def test_an_entry_tied_with_a_stable_one_and_ranked_after_it_is_still_shown() -> None:
+    """Bo's entry is stable; Ann's, with the same timestamp and a lower peer id, arrives
+    tentatively afterwards: the core ranks it after Bo's, so it is new, not 'already had'."""
+    rank, tie = _core_rank()
+    replica = Replica(_race_table()[0].stable, "B", rank=rank)
+    replica.settle((tie, "B"), Flip("bo"))
+    assert not replica.has((tie, "A"))
+    assert replica.add((tie, "A"), ANN_2S) == [ActionApplied((tie, "A"), ANN_2S, local=False)]
+    assert replica.has((tie, "A")) and replica.has((tie, "B"))
+    with pytest.raises(ValueError):
+        replica.add((tie - 1, "A"), Flip("ann"))  # ranks before the stable prefix

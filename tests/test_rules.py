@@ -1,18 +1,12 @@
-"""One or more tests per rule of RULES.md, every rejection included."""
+"""One or more tests per rule of docs/rules.md, every rejection included."""
 
 from __future__ import annotations
 
 import pytest
 
-from nerts_lan.engine import (
-    DEAD_ROUND_ROTATIONS,
-    Outcome,
-    Rejection,
-    RejectionKind,
-    round_scores,
-)
-
-from .kit import act, foundations, layout, ok, piles, team
+from nerts_lan.rules.engine import DEAD_ROUND_ROTATIONS, round_scores
+from nerts_lan.rules.state import Outcome, Rejection, RejectionKind
+from tests.kit import act, foundations, layout, ok, piles, team
 
 # --- teams and ownership -------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.cli import main
+from nerts_lan.cli.main import main
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 GOLDEN = sorted(p for p in SCENARIOS.glob("*.json") if not p.name.endswith(".expected.json"))

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from nerts_lan.cli import main
-from nerts_lan.engine import Options
-from nerts_lan.sim import SimConfig, bench_bot_rounds, play_round, simulate
+from nerts_lan.cli.main import main
+from nerts_lan.lab.sim import SimConfig, bench_bot_rounds, play_round, simulate
+from nerts_lan.rules.state import Options
 
 SLOW = os.environ.get("NERTS_SLOW") == "1"
 

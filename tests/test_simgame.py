@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from nerts_lan.simgame import GameResult, play_game
-from nerts_lan.table import TablePhase
-from net.core import CoreConfig
-from net.simnet import LinkModel
+from nerts_lan.lab.simgame import GameResult, play_game
+from nerts_lan.table.machine import TablePhase
+from net._order.core import CoreConfig
+from net.testing.simnet import LinkModel
 from tests.seeds import sweep
 
 SEEDS = int(os.environ.get("NERTS_SIM_GAMES", "80"))
@@ -144,3 +144,26 @@ def test_peers_joining_one_after_another_with_pauses_play_the_same_game(seed: in
     check_same_game(result)
     assert len(result.members()) == peers  # everyone is at the table in the end
     assert all(app.table.machine.round_number >= 2 for app in result.members())  # round 1 ended
+
+
+def test_exact_ties_are_folded_in_the_core_order_and_no_play_is_lost() -> None:
+    """Two laptops whose clocks agree, on links of one fixed delay, play at the same instants:
+    their entries carry equal timestamps, exact ties the core orders by a draw, not by peer id.
+    Every peer keeps the same game, and each tied flip (of one's own stock: nothing the other
+    player does can refuse it) counts on every peer, whichever way the draw went."""
+    plays = [(1.5 + 0.1 * i, peer) for i in range(40) for peer in ("p00", "p01")]
+    link = LinkModel(delay_min=0.001, delay_max=0.001)
+    result = play_game(3, 2, link=link, config=FAST, until=10.0, plays=plays)
+    check_same_game(result)
+    rank = result.network.nodes["p00"].core.rank
+    by_ts: dict[int, list[tuple[int, str]]] = {}
+    for key, payload in result.members()[0].stable_log:
+        if isinstance(payload, dict) and payload.get("a", {}).get("do") == "flip":
+            by_ts.setdefault(key[0], []).append(key)
+    ties = [keys for keys in by_ts.values() if len(keys) == 2]
+    drawn_for_p01 = [keys for keys in ties if keys[0][1] == "p01"]
+    assert drawn_for_p01 and len(drawn_for_p01) < len(ties)  # the draw went both ways
+    for keys in ties:
+        assert keys == sorted(keys, key=rank)  # the stable log is in the core's order
+        for app in result.members():
+            assert [app.verdicts.get(key) for key in keys] == [True, True], (app.peer, keys)

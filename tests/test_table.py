@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.actions import Flip, MalformedError
-from nerts_lan.commands import (
+from nerts_lan.rules.actions import Flip, MalformedError
+from nerts_lan.rules.engine import legal_actions
+from nerts_lan.rules.state import Options, state_digest
+from nerts_lan.table.commands import (
     Act,
     AddBot,
     Commit,
@@ -24,25 +26,24 @@ from nerts_lan.commands import (
     TableSettings,
     command_from_wire,
 )
-from nerts_lan.engine import Options, legal_actions, state_digest
-from nerts_lan.replica import ActionRejected
-from nerts_lan.session import MatchEnded, PeerGone, PeerReturned, RoundStarted
-from nerts_lan.table import (
-    CommitDue,
+from nerts_lan.table.machine import CommitDue, RevealDue, TableMachine, TablePhase, commit_digest
+from nerts_lan.table.replica import ActionRejected, Ranking, replay_log
+from nerts_lan.table.session import (
     EntryIgnored,
     IgnoredKind,
-    RevealDue,
-    TableMachine,
-    TablePhase,
-    commit_digest,
+    MatchEnded,
+    PeerGone,
+    PeerReturned,
+    RoundStarted,
 )
+from net import OrderingCore
 
 
 class Log:
     """A hand-made total order fed to several machines, as the network core would."""
 
-    def __init__(self, peers: list[str]) -> None:
-        self.machines = {peer: TableMachine(peer) for peer in peers}
+    def __init__(self, peers: list[str], rank: Ranking | None = None) -> None:
+        self.machines = {peer: TableMachine(peer, rank) for peer in peers}
         self.clock = 0
         self.nonces: dict[tuple[str, int], bytes] = {}
         self.events: dict[str, list[Any]] = {}
@@ -90,7 +91,10 @@ class Log:
 
 @pytest.fixture
 def table() -> Log:
-    log = Log(["a", "b", "c"])
+    return _kitchen(Log(["a", "b", "c"]))
+
+
+def _kitchen(log: Log) -> Log:
     log.join("a")
     log.post("a", Create(TableSettings("Kitchen", Options(target=15), teams=4)))
     log.join("b", "c")
@@ -221,6 +225,36 @@ def test_a_snapshot_restores_the_same_table(table: Log) -> None:
     restored = TableMachine.from_snapshot("c", a.snapshot())
     assert restored.digest() == a.digest()
     assert restored.phase is TablePhase.PLAYING and restored.seat_of("Bo") is not None
+
+
+def test_a_tie_the_draw_gives_to_the_higher_peer_id_is_folded_in_the_core_order() -> None:
+    """Ann's and Bo's flips carry the same timestamp and the core's draw puts Bo's first. Every
+    machine held both tentatively, and Di caught up from a snapshot taken between the two: each
+    folds both flips, Bo's then Ann's, nothing taken as 'already had', and all agree."""
+    rank = OrderingCore("a", ["a", "b", "c"], 0.0, salt=b"tie table").rank
+    log = _kitchen(Log(["a", "b", "c"], rank))
+    _start(log)
+    a = log.machines["a"]
+    assert a.replica is not None and a.phase is TablePhase.PLAYING
+    dealt = a.replica.stable
+    tie = next(t for t in range(log.clock + 1, log.clock + 99) if rank((t, "b")) < rank((t, "a")))
+    log.clock = tie
+    ann, bo = (tie, "a"), (tie, "b")
+    flips = {ann: {"by": "Ann", "do": "flip"}, bo: {"by": "Bo", "do": "flip"}}
+    for machine in log.machines.values():
+        for key in (ann, bo):
+            machine.tentative_entry(key, Act(1, flips[key]).to_wire())
+    for machine in log.machines.values():
+        machine.stable_entry(bo, Act(1, flips[bo]).to_wire())
+    log.machines["d"] = TableMachine.from_snapshot("d", a.snapshot(), rank)
+    for machine in log.machines.values():
+        machine.stable_entry(ann, Act(1, flips[ann]).to_wire())
+    expected = state_digest(replay_log(dealt, [(bo, flips[bo]), (ann, flips[ann])]))
+    assert expected != state_digest(replay_log(dealt, [(bo, flips[bo])]))  # Ann's flip counts
+    for name, machine in log.machines.items():
+        assert machine.replica is not None and machine.replica.pending == [], name
+        assert state_digest(machine.replica.stable) == expected, name
+    assert len({m.digest() for m in log.machines.values()}) == 1
 
 
 @pytest.mark.parametrize(

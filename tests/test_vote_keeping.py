@@ -1,6 +1,6 @@
 """The vote a peer keeps beside its match log for its next incarnation (``comeback.save_vote`` /
-``saved_vote``, on ``net.core``'s record codec): a record survives the round trip whole, and a
-damaged or hostile file is no record (one warning line), never a crash."""
+``saved_vote``, on ``net._order.core``'s record codec): a record survives the round trip whole, and
+a damaged or hostile file is no record (one warning line), never a crash."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from nerts_lan.comeback import save_vote, saved_vote, vote_path
-from net._viewchange import NO_BALLOT, Ballot, Change
-from net.core import VoteRecord, vote_record_from_data, vote_record_to_data
-from net.messages import Removal
+from nerts_lan.lan.comeback import save_vote, saved_vote, vote_path
+from net._order.viewchange import NO_BALLOT, Ballot, Change, VoteRecord
+from net._order.voterecord import vote_record_from_data, vote_record_to_data
+from net._order.wirefields import Removal
 from tests.platforms import not_on_windows
 
 _RECORDS = [
@@ -36,6 +36,18 @@ def test_a_kept_vote_reads_back_as_the_same_record(tmp_path: Path, record: VoteR
     assert saved_vote(path) == record
     assert vote_record_from_data(json.loads(json.dumps(vote_record_to_data(record)))) == record
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file is left
+
+
+def test_a_kept_vote_keeps_the_signed_notice_of_a_leave_it_accepted(tmp_path: Path) -> None:
+    """A successor that votes in its predecessor's place passes the accepted change on, and at
+    a signed table a leave in it is refused without the leaver's notice (issue 24)."""
+    notice = bytes(range(96))
+    change = Change(812, {"bo-1f": Removal(1, 799, "left", notice)}, {})
+    path = vote_path(tmp_path, "t", "ann")
+    save_vote(path, VoteRecord(7, Ballot(5, "ann-0a"), Ballot(5, "ann-0a"), change))
+    kept = saved_vote(path)
+    assert kept is not None and kept.value is not None
+    assert kept.value.removals["bo-1f"].proof == notice
 
 
 def test_a_newer_vote_replaces_the_older_one(tmp_path: Path) -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from nerts_lan.session import AddressChanged, Away, BackAtTable, Reconnected, TableGone
-from nerts_lan.whereabouts import (
+from nerts_lan.lan.whereabouts import (
     ENDED_WHILE_AWAY,
     GIVE_UP,
     MATCH_ENDED_WHILE_AWAY,
     AtTable,
     Whereabouts,
 )
+from nerts_lan.table.session import AddressChanged, Away, BackAtTable, Reconnected, TableGone
 from net import CoreConfig
 
 SEATED = AtTable(seated=True, over=False)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nerts_lan import network_blocks
-from nerts_lan.network_blocks import platform_findings
-from nerts_lan.windows_network import (
+from nerts_lan.doctor import blocks as network_blocks
+from nerts_lan.doctor.blocks import platform_findings
+from nerts_lan.doctor.windows import (
     BlockRule,
     WindowsFindings,
     parse_netsh_rules,

@@ -20,35 +20,33 @@ from pyglet import gl
 from pyglet.math import Mat4
 from pyglet.window import key
 
-from nerts_lan.coach import Moment
-from nerts_lan.engine import State
-from nerts_lan.history import record_new_logs, record_played_rounds
-from nerts_lan.history_rounds import LoggedRound
-from nerts_lan.lan_session import wait_for_goodbyes
-from nerts_lan.networks import NetworkInterface
+from nerts_lan.history.coach import Moment
+from nerts_lan.history.store import record_new_logs, record_played_rounds
+from nerts_lan.lan.networks import Network
+from nerts_lan.lan.seat import wait_for_goodbyes
+from nerts_lan.matchlog.rounds import LoggedRound
 from nerts_lan.practice import PracticeConfig, PracticeSession
 from nerts_lan.replay import ReplaySession
-from nerts_lan.session import Session
-
-from .config import Settings, WindowConfig, load_settings, save_settings
-from .lobby import ListedTable, LobbyProvider, NoNetwork
-from .lobby_screen import LobbyScreen
-from .menu_screen import MenuScreen
-from .messages import MessageKind
-from .network_picker import NetworkPicker
-from .overlays import OptionsOverlay, Overlay
-from .quitting import answer_macos_quit, quit_on_signals
-from .replay_screen import ReplayScreen
-from .screen import Screen
-from .stats_screen import StatsScreen
-from .table_screen import TableScreen
-from .theme import BACKGROUND
-from .widgets import use_shipped_font
+from nerts_lan.rules.state import State
+from nerts_lan.table.session import Session
+from ui.config import Settings, WindowConfig, load_settings, save_settings
+from ui.kit.handlers import ModalInput, ScreenInput
+from ui.kit.network_picker import NetworkPicker
+from ui.kit.theme import BACKGROUND
+from ui.kit.widgets import use_shipped_font
+from ui.lobby.provider import ListedTable, LobbyProvider, NoNetwork
+from ui.quitting import answer_macos_quit, quit_on_signals
+from ui.screen import Screen
+from ui.screens.lobby import LobbyScreen
+from ui.screens.menu import MenuScreen
+from ui.screens.replay import ReplayScreen
+from ui.screens.stats import StatsScreen
+from ui.screens.table import TableScreen
+from ui.table.overlays import OptionsOverlay, Overlay
 
 __all__ = [
     "TICK",
     "NertsWindow",
-    "WindowConfig",
     "close_every_window",
     "display_scale",
     "make_lan_window",
@@ -78,8 +76,8 @@ def open_window(config: WindowConfig) -> int:
     window = make_lan_window(config)
     window.show_menu()
     unrecorded = record_new_logs()  # the match history: logs played since the last start
-    if unrecorded is not None and isinstance(window.current, MenuScreen):
-        window.current.say(unrecorded)
+    if unrecorded is not None and window.current is not None:
+        window.current.tell(unrecorded)
     return _loop(window)
 
 
@@ -88,9 +86,8 @@ def make_lan_window(
 ) -> NertsWindow:
     """The window with the LAN's lobby, on the interface of the default route or the one the
     player picked (not Docker's or a VPN's), or on ``--interface``'s; on no screen yet."""
-    from nerts_lan.networks import playable_networks
-
-    from .lan_lobby import LanLobby
+    from nerts_lan.lan.networks import playable_networks
+    from ui.lobby.lan import LanLobby
 
     picker = NetworkPicker(playable_networks, load_settings().network, fixed=config.interface)
     lobby = LanLobby(picker.address)
@@ -145,7 +142,8 @@ def display_scale(window: pyglet.window.Window) -> float:
 
 
 class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
-    """The game window: forwards input to the current screen, draws only when needed.
+    """The game window: one screen at a time, on its handler stack (the screen's ``ScreenInput``,
+    and over it the panel open, which takes the input first), drawn only when needed.
 
     Everything the screens see is in the UI's units: ``width`` and ``height``, the mouse, the
     layout, the font sizes. ``unit`` framebuffer pixels make one (the display's scale): the
@@ -164,21 +162,14 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         clock: Callable[[], float],
         lobby: LobbyProvider | None,
     ) -> None:
-        super().__init__(
-            width,
-            height,
-            caption="Nerts",
-            resizable=True,
-            visible=visible,
-            fullscreen=fullscreen,
-        )
-        self._use_scale()
-        use_shipped_font()  # before any label: the card suits on every system
+        # Every field a handler reads comes first: pyglet's X11 window sends on_resize from its
+        # constructor when the event loop is already running (the coach's replay window).
         self.clock = clock
-        self.batch = pyglet.graphics.Batch()
         self.settings = load_settings()
         self.lobby: LobbyProvider = lobby if lobby is not None else NoNetwork()
         self.current: Screen | None = None
+        self._screen_input: ScreenInput | None = None
+        """The current screen's input on the handler stack (pyglet holds handlers weakly)."""
         self.overlay: Overlay | None = None
         """The options over the menu: it takes the input while it is open."""
         self.coach_window: NertsWindow | None = None
@@ -193,13 +184,25 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         self.frames = 0
         self.closed = False
         """``close_now`` ran: the screen and the LAN are let go, once."""
+        super().__init__(
+            width,
+            height,
+            caption="Nerts",
+            resizable=True,
+            visible=visible,
+            fullscreen=fullscreen,
+        )
+        self._use_scale()
+        use_shipped_font()  # before any label: the card suits on every system
+        self.batch = pyglet.graphics.Batch()
+        self._overlay_input = ModalInput(self, self._overlay_click, self._overlay_key)
         self._clear_colour()
 
     def use_network(self, picker: NetworkPicker, switch: Callable[[str | None], None]) -> None:
         """Show ``picker``'s network in the lobby; the player's pick goes to ``switch(address)``
         and is remembered."""
 
-        def switched(chosen: NetworkInterface) -> None:
+        def switched(chosen: Network) -> None:
             switch(chosen.address)
             self._settings_changed(self.settings.with_(network=chosen.name))
 
@@ -223,6 +226,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
                 on_join=self.join_table if networked else None,
                 on_stats=self.show_stats,
                 on_join_address=self.show_address_form if networked else None,
+                on_quit=self.close_now,
             )
         )
 
@@ -264,8 +268,8 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         problem = record_played_rounds(key, rounds, offset)
         if problem is not None and problem != self.history_problem:
             self.history_problem = problem
-            if isinstance(self.current, TableScreen):
-                self.current.say(MessageKind.TABLE, problem)
+            if self.current is not None:
+                self.current.tell(problem)
 
     def _practice_from_menu(self, config: PracticeConfig) -> None:
         """The menu's Practice: the first one ever is a guided round (offered once; it has a
@@ -380,7 +384,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
     def on_close(self) -> None:
         """The window's close button: during a LAN match the table asks first (not calling
         pyglet's default refuses the close; the question's Leave closes for real)."""
-        if isinstance(self.current, TableScreen) and self.current.confirm_close(self.close_now):
+        if self.current is not None and self.current.confirm_close(self.close_now):
             self.needs_draw = True
             return
         self.close_now()
@@ -395,69 +399,24 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         if self.on_closed is not None:
             self.on_closed()
         if self.current is not None:
+            self.remove_handlers(self._screen_input)
             self.current.close()
             self.current = None
         self.lobby.close()
         super().on_close()
 
-    # --- input goes to the overlay or the screen ---
-
-    def on_mouse_press(self, x: float, y: float, button: int, modifiers: int) -> None:
-        x, y = x / self.unit, y / self.unit
-        if self.overlay is not None:
-            self.overlay.on_click(x, y)
-            self.needs_draw = True
-        elif self.current is not None:
-            self.current.on_mouse_press(x, y, button, modifiers)
-
-    def on_mouse_release(self, x: float, y: float, button: int, modifiers: int) -> None:
-        screen = self._input_screen()
-        if screen is not None:
-            screen.on_mouse_release(x / self.unit, y / self.unit, button, modifiers)
-
-    def on_mouse_drag(
-        self, x: float, y: float, dx: float, dy: float, buttons: int, modifiers: int
-    ) -> None:
-        screen = self._input_screen()
-        if screen is not None:
-            u = self.unit
-            screen.on_mouse_drag(x / u, y / u, dx / u, dy / u, buttons, modifiers)
-
-    def on_mouse_motion(self, x: float, y: float, dx: float, dy: float) -> None:
-        screen = self._input_screen()
-        if screen is not None:
-            u = self.unit
-            screen.on_mouse_motion(x / u, y / u, dx / u, dy / u)
+    # --- input: the screen's and the overlay's handlers take it (see ``_replace``) ---
 
     def on_key_press(self, symbol: int, modifiers: int) -> bool:
-        if self.overlay is not None:
-            if symbol == key.ESCAPE:
-                self._close_overlay()
-            return bool(pyglet.event.EVENT_HANDLED)
-        if symbol == key.ESCAPE and isinstance(self.current, MenuScreen):
-            field = self.current.name_field
-            if field is None or not field.focused:
-                self.close_now()
-                return bool(pyglet.event.EVENT_HANDLED)
-        if self.current is not None:
-            self.current.on_key_press(symbol, modifiers)
-        # Escape must not close the window from the table: it drops the pick there.
+        """A key no screen took (none is open): Escape must not close the window here."""
         return bool(pyglet.event.EVENT_HANDLED)
-
-    def on_text(self, text: str) -> None:
-        screen = self._input_screen()
-        if screen is not None:
-            screen.on_text(text)
 
     # --- private helpers ---
 
-    def _input_screen(self) -> Screen | None:
-        """The screen that takes the input: none while the overlay is open."""
-        return self.current if self.overlay is None else None
-
     def _player_name(self) -> str:
-        if isinstance(self.current, MenuScreen):
-            return str(self.current.player())
+        typed = self.current.typed_name() if self.current is not None else None
+        if typed is not None:
+            return typed
         return str(self.settings.player_name or "You")
 
     def _show_lobby(
@@ -483,9 +442,13 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         if self.overlay is not None:
             self.overlay.delete()
             self.overlay = None
+            self.remove_handlers(self._overlay_input)
         if self.current is not None:
+            self.remove_handlers(self._screen_input)
             self.current.close()
         self.current = screen
+        self._screen_input = ScreenInput(self, screen)
+        self.push_handlers(self._screen_input)
         self.needs_draw = True
 
     def _save(self, settings: Settings) -> None:
@@ -493,6 +456,8 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         save_settings(settings)
 
     def _menu_options(self) -> None:
+        if self.overlay is None:
+            self.push_handlers(self._overlay_input)
         self.overlay = OptionsOverlay(
             self.batch,
             pyglet.graphics.Group(order=300),
@@ -504,17 +469,27 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         self.needs_draw = True
 
     def _settings_changed(self, settings: Settings) -> None:
-        """Save settings changed outside the menu, and give the menu (which saves its own copy)
-        the new ones."""
+        """Save settings changed outside the menu, and give the screen (the menu saves its own
+        copy) the new ones."""
         self._save(settings)
-        if isinstance(self.current, MenuScreen):
-            self.current.settings = settings
+        if self.current is not None:
+            self.current.use_settings(settings)
 
     def _close_overlay(self) -> None:
         if self.overlay is not None:
             self.overlay.delete()
             self.overlay = None
+            self.remove_handlers(self._overlay_input)
         self.needs_draw = True
+
+    def _overlay_click(self, x: float, y: float) -> None:
+        if self.overlay is not None:
+            self.overlay.on_click(x, y)
+        self.needs_draw = True
+
+    def _overlay_key(self, symbol: int) -> None:
+        if symbol == key.ESCAPE:
+            self._close_overlay()
 
     def _use_scale(self) -> None:
         """Read the display's scale; draw UI units onto the framebuffer's pixels with it."""

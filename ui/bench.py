@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .app import NertsWindow
+    from ui.app import NertsWindow
 
 __all__ = ["bench_ui"]
 
@@ -36,7 +36,7 @@ def bench_ui(quick: bool = False) -> dict[str, Any]:
     pyglet.options["headless"] = True  # before the window's module loads pyglet.window
     pyglet.options["debug_gl"] = False
     pyglet.options["audio"] = ("silent",)
-    from .app import make_window
+    from ui.app import make_window
 
     clock = [0.0]
     window = make_window(1280, 800, clock=lambda: clock[0])
@@ -54,11 +54,10 @@ def _busy_table(window: NertsWindow, clock: list[float], seconds: float) -> dict
     import pyglet
     from pyglet import gl
 
-    from nerts_lan.bots import Bot
+    from nerts_lan.bots.bot import Bot
     from nerts_lan.practice import PracticeConfig, PracticeSession
-
-    from .app import TICK
-    from .table_screen import TableScreen
+    from ui.app import TICK
+    from ui.screens.table import TableScreen
 
     config = PracticeConfig(player="Sam", opponents=5, seed="bench", delay_scale=0.25)
     window.start_practice(config)
@@ -99,10 +98,9 @@ def _option_change(window: NertsWindow, clock: list[float]) -> dict[str, Any]:
     from pyglet.window import key, mouse
 
     from nerts_lan.practice import PracticeConfig
-
-    from .app import TICK
-    from .atlas import CardAtlas
-    from .table_screen import TableScreen
+    from ui.app import TICK
+    from ui.kit.atlas import CardAtlas
+    from ui.screens.table import TableScreen
 
     window.start_practice(PracticeConfig(player="Sam", opponents=5, seed="bench", delay_scale=1e9))
     for _ in range(10):
@@ -147,8 +145,7 @@ def _idle_table(window: NertsWindow, seconds: float) -> dict[str, Any]:
     import pyglet
 
     from nerts_lan.practice import PracticeConfig
-
-    from .app import TICK
+    from ui.app import TICK
 
     frozen = PracticeConfig(player="Sam", opponents=5, seed="bench", delay_scale=1e9)
     window.clock = time.monotonic

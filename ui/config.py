@@ -15,11 +15,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Final
 
-from nerts_lan.folders import CONFIG_ENV, config_folder
+from nerts_lan.folders import config_folder
 
 __all__ = [
     "CARD_SIZES",
-    "CONFIG_ENV",
     "Settings",
     "WindowConfig",
     "config_dir",

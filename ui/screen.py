@@ -1,11 +1,17 @@
-"""What every screen of the window is: the window polls it, resizes it, closes it and forwards
-its input to it. A screen defines ``update``, ``resize`` and ``close`` and overrides the input
-handlers it needs; the others do nothing.
+"""What every screen of the window is: the window polls it, resizes it, closes it and hands it
+its input (``ui.kit.handlers.ScreenInput`` on the window's handler stack, in UI units). A screen
+defines ``update``, ``resize`` and ``close`` and overrides the input handlers it needs, and
+the window's questions it answers otherwise than by default (``tell``, ``confirm_close``,
+``typed_name``, ``use_settings``); the others do nothing.
 
 Nothing here imports pyglet.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+
+from ui.config import Settings
 
 __all__ = ["Screen"]
 
@@ -24,6 +30,21 @@ class Screen:
     def close(self) -> None:
         """Let go of what the screen holds (its sprites, its session)."""
         raise NotImplementedError
+
+    def tell(self, text: str) -> None:
+        """Something the window learnt that the player should know (by default: not said)."""
+
+    def confirm_close(self, close: Callable[[], None]) -> bool:
+        """Whether closing the window must wait for the player's answer (which runs ``close``
+        to close it); by default it closes at once."""
+        return False
+
+    def typed_name(self) -> str | None:
+        """The player's name as typed on this screen (None: it has no name field)."""
+        return None
+
+    def use_settings(self, settings: Settings) -> None:
+        """The settings changed elsewhere (the network picked, the options over the screen)."""
 
     def on_mouse_press(self, x: float, y: float, button: int, modifiers: int) -> None:
         """A mouse button went down."""

@@ -16,13 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..usage import UsageError
-from .rules import options_from_args
+from nerts_lan.cli.rules import options_from_args
+from nerts_lan.usage import UsageError
 
 if TYPE_CHECKING:
+    from nerts_lan.headless.play import PeerConfig
     from ui.config import WindowConfig
-
-    from ..headless import PeerConfig
 
 __all__ = [
     "run_bench",
@@ -47,10 +46,9 @@ def run_window(args: argparse.Namespace) -> int:
 
 def run_practice(args: argparse.Namespace) -> int:
     """``nerts-lan practice``: the window on a practice table; unset options are the saved ones."""
+    from nerts_lan.practice import PracticeConfig
+    from nerts_lan.rules.state import Options
     from ui.config import load_settings
-
-    from ..engine import Options
-    from ..practice import PracticeConfig
 
     window = _window_config(args, "practice")
     settings = load_settings()
@@ -70,19 +68,20 @@ def run_practice(args: argparse.Namespace) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     """``nerts-lan replay FILE``: the match log in the window, or as JSON lines (--headless)."""
-    from .. import headless
+    from nerts_lan.headless import play as headless
 
     if args.headless:
         code = headless.run_replay(args.file)
         if args.coach:
-            from ..coach import coach_records
+            from nerts_lan.history.coach import coach_records
 
             for line in coach_records(headless.read_log(args.file)[0]):
                 sys.stdout.write(json.dumps(line) + "\n")
         return code
     if args.coach:
         raise UsageError("replay", "--coach needs --headless (the window's scoreboard coaches)")
-    from ..replay import ReplaySession, writer_of
+    from nerts_lan.matchlog.file import writer_of
+    from nerts_lan.replay import ReplaySession
 
     window = _window_config(args, "replay")
     records, problem = headless.read_log(args.file)
@@ -100,8 +99,8 @@ def run_replay(args: argparse.Namespace) -> int:
 
 def run_host(args: argparse.Namespace) -> int:
     """``nerts-lan host --headless``: host a table and print its events as JSON lines."""
-    from .. import headless
-    from ..table import TableSettings
+    from nerts_lan.headless import play as headless
+    from nerts_lan.table.commands import TableSettings
 
     _require_headless(args, "host")
     peer = _peer_config(args, "host")
@@ -119,7 +118,7 @@ def run_host(args: argparse.Namespace) -> int:
 
 def run_join(args: argparse.Namespace) -> int:
     """``nerts-lan join --headless``: find a table, join it, print its events as JSON lines."""
-    from .. import headless
+    from nerts_lan.headless import play as headless
 
     _require_headless(args, "join")
     peer = _peer_config(args, "join")
@@ -130,14 +129,14 @@ def run_join(args: argparse.Namespace) -> int:
 
 def run_tables(args: argparse.Namespace) -> int:
     """``nerts-lan tables``: list the tables on the LAN."""
-    from .. import headless
+    from nerts_lan.headless import play as headless
 
     return headless.run_tables(args)
 
 
 def run_sim(args: argparse.Namespace) -> int:
     """``nerts-lan sim``: bot-only rounds or matches in simulated time, and their summary."""
-    from .. import sim
+    from nerts_lan.lab import sim
 
     with _usage_errors("sim"):
         config = sim.SimConfig(
@@ -158,8 +157,8 @@ def run_sim(args: argparse.Namespace) -> int:
 
 def run_scenario(args: argparse.Namespace) -> int:
     """``nerts-lan scenario FILE``: replay a JSON scenario and print its result."""
-    from ..actions import MalformedError
-    from ..scenario import parse_scenario_text, run_scenario
+    from nerts_lan.rules.actions import MalformedError
+    from nerts_lan.rules.scenario import parse_scenario_text, run_scenario
 
     try:
         if args.file == "-":
@@ -182,7 +181,7 @@ def run_scenario(args: argparse.Namespace) -> int:
 
 def run_bench(args: argparse.Namespace) -> int:
     """``nerts-lan bench``: measure and print JSON figures."""
-    from ..bench import run_benchmarks
+    from nerts_lan.lab.bench import run_benchmarks
 
     figures = run_benchmarks(quick=args.quick, only=args.only)
     sys.stdout.write(json.dumps(figures, indent=2) + "\n")
@@ -211,7 +210,7 @@ def _window_config(
 
 
 def _peer_config(args: argparse.Namespace, command: str) -> PeerConfig:
-    from ..headless import PeerConfig
+    from nerts_lan.headless.play import PeerConfig
 
     with _usage_errors(command):
         return PeerConfig(

@@ -1,7 +1,7 @@
 """``nerts-lan doctor [--interface ADDRESS] [--port PORT] [--json]``: the checks a player runs
-when friends cannot see each other's tables (``nerts_lan.doctor``), as text or as one JSON object;
-``--listen`` on one laptop and ``--probe HOST[:PORT]`` on another check between the two
-(``nerts_lan.doctor_link``: a laptop cannot test its own firewall from itself).
+when friends cannot see each other's tables (``nerts_lan.doctor.checkup``), as text or as one JSON
+object; ``--listen`` on one laptop and ``--probe HOST[:PORT]`` on another check between the two
+(``nerts_lan.doctor.link``: a laptop cannot test its own firewall from itself).
 
 Exit status 0 when every check passed, 1 when one failed. The parser part loads nothing of the
 network; the checks load when the command runs.
@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any
 
-from ..usage import UsageError
+from nerts_lan.usage import UsageError
 
 __all__ = ["register", "run_doctor"]
 
@@ -74,7 +74,7 @@ def register(subcommands: Any) -> None:
 
 def run_doctor(args: argparse.Namespace) -> int:
     """Run the checks and print what they found; 0 when all passed, else 1."""
-    from ..doctor import diagnose
+    from nerts_lan.doctor.checkup import diagnose
 
     if args.interface is not None:
         try:
@@ -100,9 +100,9 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 def _listen(args: argparse.Namespace) -> int:
-    from ..advert import DEFAULT_PORT
-    from ..doctor import find_interfaces
-    from ..doctor_link import async_listen, listen_line
+    from nerts_lan.doctor.checkup import find_interfaces
+    from nerts_lan.doctor.link import async_listen, listen_line
+    from nerts_lan.lan.advert import DEFAULT_PORT
 
     _, _, used = find_interfaces(args.interface)
     if used is None:
@@ -120,9 +120,9 @@ def _listen(args: argparse.Namespace) -> int:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from ..by_address import AddressError, parse_address
-    from ..doctor import find_interfaces
-    from ..doctor_link import async_probe
+    from nerts_lan.doctor.checkup import find_interfaces
+    from nerts_lan.doctor.link import async_probe
+    from nerts_lan.lan.by_address import AddressError, parse_address
 
     try:
         host, port = parse_address(args.probe)

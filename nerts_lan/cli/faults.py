@@ -1,5 +1,8 @@
 """``nerts-lan faults GENERATOR --seeds A-B``: run a named fault generator over a range of seeds
-in the simulator, with the stable-is-final oracle, one result per seed and a summary.
+in the simulator, with the stable-is-final oracle, one result per seed and a summary; and
+``nerts-lan faults --budget 60m [GENERATOR...]``: every generator (or the named ones) in turn for
+a time budget, resuming where the last run stopped (``nerts_lan.lab.faults.sweep``), with a
+summary table per generator.
 
 The parser part loads nothing of the simulator; the generators load when the command runs.
 """
@@ -8,14 +11,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ..usage import UsageError
+from nerts_lan.folders import data_folder
+from nerts_lan.usage import UsageError
 
-__all__ = ["parse_seeds", "register", "run_faults"]
+if TYPE_CHECKING:
+    from nerts_lan.lab.faults.sweep import Lane
+
+__all__ = ["parse_budget", "parse_seeds", "register", "run_faults"]
 
 MAX_SEEDS = 1_000_000
+MAX_BUDGET_S = 7 * 24 * 3600
+STATE_FILE = "faults-sweep.json"
+"""The budget mode's state file in the data folder, unless ``--state`` names another."""
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)")
+_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600}
 
 
 def register(subcommands: Any) -> None:
@@ -31,9 +46,31 @@ def register(subcommands: Any) -> None:
             "excluded. Exit status 1 when any seed forks, diverges or does not agree."
         ),
     )
-    parser.add_argument("generator", help="the generator's name (an unknown one lists them)")
     parser.add_argument(
-        "--seeds", default="0-9", metavar="A-B", help="seeds A to B, both included (0-9)"
+        "generators",
+        nargs="*",
+        metavar="GENERATOR",
+        help="the generator's name (an unknown one lists them); with --budget, any number",
+    )
+    parser.add_argument(
+        "--seeds", default=None, metavar="A-B", help="seeds A to B, both included (0-9)"
+    )
+    parser.add_argument(
+        "--budget",
+        type=parse_budget,
+        default=None,
+        metavar="DURATION",
+        help=(
+            "run every generator (or the named ones) in turn for this long (90s, 60m, 1.5h),"
+            " resuming at the seeds the last run stopped at; a table per generator at the end"
+        ),
+    )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help=f"the budget mode's progress (default: {STATE_FILE} in the data folder)",
     )
     parser.add_argument(
         "--real-timers",
@@ -51,16 +88,27 @@ def register(subcommands: Any) -> None:
 
 def run_faults(args: argparse.Namespace) -> int:
     """Run the generator over the seeds; 1 if any seed failed, else 0."""
-    from ..faults import GENERATORS
+    from nerts_lan.lab.faults.generators import GENERATORS
 
-    if args.generator not in GENERATORS:
-        known = ", ".join(GENERATORS)
-        raise UsageError("faults", f"unknown generator {args.generator!r} (known: {known})")
-    seeds = parse_seeds(args.seeds)
+    for name in args.generators:
+        if name not in GENERATORS:
+            known = ", ".join(GENERATORS)
+            raise UsageError("faults", f"unknown generator {name!r} (known: {known})")
     if args.jobs < 1:
         raise UsageError("faults", f"--jobs must be at least 1, not {args.jobs}")
-    summary = _Summary(args.generator, "real" if args.real_timers else "fast")
-    for result in _results(args.generator, seeds, args.real_timers, args.jobs):
+    if args.budget is not None:
+        return _run_budget(args)
+    if args.state is not None:
+        raise UsageError("faults", "--state goes with --budget")
+    if len(args.generators) != 1:
+        raise UsageError(
+            "faults",
+            "the following arguments are required: generator (one; or --budget for several)",
+        )
+    (generator,) = args.generators
+    seeds = parse_seeds(args.seeds or "0-9")
+    summary = _Summary(generator, "real" if args.real_timers else "fast")
+    for result in _results(generator, seeds, args.real_timers, args.jobs):
         summary.add(result)
         line = json.dumps(result) if args.json else _text(result)
         print(line, flush=True)
@@ -85,11 +133,104 @@ def parse_seeds(text: str) -> range:
     return range(low, high + 1)
 
 
+def parse_budget(text: str) -> float:
+    """``"90s"``, ``"60m"``, ``"1.5h"`` or plain seconds as seconds, above 0 and at most a
+    week; ``argparse.ArgumentTypeError`` names a bad one."""
+    match = _DURATION.fullmatch(text.strip().lower())
+    seconds = float(match[1]) * _UNIT_S[match[2]] if match else math.nan
+    if not 0 < seconds <= MAX_BUDGET_S:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration above 0 and at most a week (e.g. 90s, 60m, 1.5h)"
+        )
+    return seconds
+
+
 # --- helpers ---------------------------------------------------------------------------------
 
 
+def _run_budget(args: argparse.Namespace) -> int:
+    """Every generator (or the named ones) in turn for the budget; 1 if a seed failed."""
+    import time
+
+    from nerts_lan.lab.faults.generators import GENERATORS
+    from nerts_lan.lab.faults.sweep import StateError, SweepState, sweep
+
+    if args.seeds is not None:
+        raise UsageError("faults", "--seeds and --budget do not go together (it resumes)")
+    path = args.state if args.state is not None else data_folder() / STATE_FILE
+    try:
+        state = SweepState.load(path)
+    except StateError as error:
+        raise UsageError("faults", f"the state file {path} {error}") from None
+    timers = "real" if args.real_timers else "fast"
+    names = list(dict.fromkeys(args.generators)) or list(GENERATORS)
+    lanes = [state.lane(name, timers) for name in names]
+    first = {lane.name: lane.next_seed for lane in lanes}
+    saved = [time.monotonic()]
+
+    def on_record(lane: Lane, record: dict[str, Any]) -> None:
+        lane.add(record)
+        if record["failed"]:
+            print(json.dumps(record) if args.json else _text(record), flush=True)
+        if time.monotonic() - saved[0] >= 1.0:
+            state.save(path)
+            saved[0] = time.monotonic()
+
+    started = time.monotonic()
+    try:
+        sweep(lanes, args.budget, args.jobs, on_record)
+    finally:
+        state.save(path)
+    elapsed = time.monotonic() - started
+    print(_budget_table(lanes, first, elapsed, path, args.json), flush=True)
+    return 1 if any(lane.failed_now for lane in lanes) else 0
+
+
+def _seed_list(seeds: list[int], shown: int = 12) -> str:
+    """The first `shown` seeds (the state file has them all)."""
+    text = ", ".join(map(str, seeds[:shown])) or "none"
+    return text if len(seeds) <= shown else f"{text} ... ({len(seeds)} in all)"
+
+
+def _budget_table(
+    lanes: list[Lane], first: dict[str, int], elapsed: float, path: Path, as_json: bool
+) -> str:
+    ran = sum(lane.ran_now for lane in lanes)
+    if as_json:
+        rows = [
+            {"lane": lane.name, "first_seed": first[lane.name], "ran": lane.ran_now}
+            | lane.to_json()
+            | {"failed_now": sorted(lane.failed_now)}
+            for lane in lanes
+        ]
+        return json.dumps({"summary": True, "seconds": round(elapsed, 1), "lanes": rows})
+    header: tuple[str, ...] = ("generator", "timers", "seeds now", "from", "seeds in all")
+    header += ("forks", "divergences")
+    header += ("disagreements", "honest excluded", "failing seeds (all runs)")
+    table = [header]
+    for lane in lanes:
+        failing = _seed_list(sorted(lane.failing))
+        counts: tuple[int, ...] = (lane.ran_now, first[lane.name], lane.seeds, lane.forks)
+        counts += (lane.divergences,)
+        counts += (lane.disagreements, lane.honest_excluded)
+        table.append((lane.generator, lane.timers, *map(str, counts), failing))
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1] for row in table]
+    failed = [f"{x.generator} {_seed_list(sorted(x.failed_now))}" for x in lanes if x.failed_now]
+    rate = ran / elapsed * 60 if elapsed > 0 else 0.0
+    lines.append(
+        f"{ran} seeds in {elapsed:.0f} s ({rate:.0f} a minute); state in {path};"
+        f" failed this run: {'; '.join(failed) or 'none'}"
+    )
+    lines.append(
+        "checks: stable is final (the oracle); every installed snapshot holds the table as of"
+        " the (index, epoch) it is labelled with (StableOracle.observe_snapshot)"
+    )
+    return "\n".join(lines)
+
+
 def _run_one(task: tuple[str, int, bool]) -> dict[str, Any]:
-    from ..faults import run_generator
+    from nerts_lan.lab.faults.generators import run_generator
 
     name, seed, real = task
     result = run_generator(name, seed, real)
@@ -113,6 +254,8 @@ def _results(name: str, seeds: range, real: bool, jobs: int) -> Iterator[dict[st
 def _text(record: dict[str, Any]) -> str:
     verdict = "FAILED" if record["failed"] else "ok"
     agreement = "yes" if record["final_agreement"] else f"no ({record['disagreement']})"
+    if record.get("quorum_lost"):
+        agreement += ": a quorum of the last view died for good, the survivors wait"
     return (
         f"{record['generator']} seed {record['seed']}: {verdict}; forks {record['forks']},"
         f" divergences {record['divergences']}, final agreement {agreement},"

@@ -7,14 +7,14 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..advert import DEFAULT_PORT
-from ..bots import LEVELS
-from ..replay import PACE, SPEEDS
-from ..sim import DEFAULT_MAX_ACTIONS
-from ..usage import USAGE_EXIT
-from . import commands, doctor, faults
-from .rules import add_rule_options
-from .stats import add_stats_options, run_stats
+from nerts_lan.bots.bot import LEVELS
+from nerts_lan.cli import commands, doctor, faults
+from nerts_lan.cli.rules import add_rule_options
+from nerts_lan.cli.stats import add_stats_options, run_stats
+from nerts_lan.lab.sim import DEFAULT_MAX_ACTIONS
+from nerts_lan.lan.advert import DEFAULT_PORT
+from nerts_lan.replay import PACE, SPEEDS
+from nerts_lan.usage import USAGE_EXIT
 
 __all__ = ["build_parser", "parse"]
 

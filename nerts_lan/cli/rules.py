@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..engine import Options
+from nerts_lan.rules.state import Options
 
 __all__ = ["add_rule_options", "options_from_args"]
 
@@ -26,7 +26,7 @@ def add_rule_options(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace, defaults: Options | None = None) -> Options:
-    """The options the rule options ask for, ``defaults`` (RULES.md's) for those left out;
+    """The options the rule options ask for, ``defaults`` (docs/rules.md's) for those left out;
     ``ValueError`` names a bad one."""
     base = defaults or Options()
     return Options(

@@ -11,9 +11,9 @@ import argparse
 import json
 import sys
 
-from ..folders import data_folder
-from ..history import History, HistoryUnavailable, open_history
-from ..history_stats import local_players, player_stats, stats_text
+from nerts_lan.folders import data_folder
+from nerts_lan.history.stats import local_players, player_stats, stats_text
+from nerts_lan.history.store import History, HistoryUnavailable, open_history
 
 __all__ = ["add_stats_options", "run_stats"]
 

@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nerts_lan.faults import StableOracle
-from net._log import tie_draw
-from net._viewchange import is_quorum
-from net.core import CoreConfig
+from nerts_lan.lab.faults.oracle import StableOracle
+from net._order.core import CoreConfig
+from net._order.log import tie_draw
+from net._order.viewchange import is_quorum
 from net.events import Event
-from net.simnet import HashChainApp, LinkModel, SimApp, SimNetwork, SimNode
+from net.testing.simnet import HashChainApp, LinkModel, SimApp, SimNetwork, SimNode
 
 FAST = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.6, snapshot_timeout=0.5)
 
@@ -151,7 +151,7 @@ def check_agreement(sim: SimNetwork, sc: Scenario) -> None:
     if full:
         log = app(sim, full[0].peer_id).log
         keys = [(item[1], item[2]) for item in log if item[0] == "entry"]
-        # In key order: timestamps, then the table's draw for exact ties (net._log.tie_draw).
+        # In key order: timestamps, then the table's draw for exact ties (net._order.log.tie_draw).
         assert keys == sorted(keys, key=lambda k: (k[0], tie_draw(sim.salt, *k))), sc.describe()
         assert len(set(keys)) == len(keys), sc.describe()
         stable = set(keys)
@@ -164,7 +164,7 @@ def check_agreement(sim: SimNetwork, sc: Scenario) -> None:
 
 
 class FinalityOracle(StableOracle):
-    """Stable means final, checked at every moment (``nerts_lan.faults.StableOracle``): once any
+    """Stable means final, checked at every moment (``nerts_lan.lab.faults.StableOracle``): once any
     peer has delivered an entry at a stable index, no peer ever delivers another entry at that
     index, nor that entry at another index (a restarted or rejoining peer included).
     ``app_factory`` gives HashChainApps that report every stable batch to the oracle.

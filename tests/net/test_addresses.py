@@ -7,7 +7,8 @@ from typing import Any, cast
 
 import pytest
 
-from net._addresses import (
+from net._codec import Broken
+from net._mesh.addresses import (
     MAX_GOSSIP,
     GossipEntry,
     LocalNetworks,
@@ -16,7 +17,6 @@ from net._addresses import (
     parse_listen_address,
     reachable_listen,
 )
-from net._codec import Broken
 
 HOME = ipaddress.IPv4Network("192.168.1.0/24")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from net._codec import UndecodableError, UnpackLimits, undecodable_reason, unpack_untrusted
+from net._order.messages import decode_message
 from net.errors import RemoteProtocolError
-from net.messages import decode_message
 
 LIMITS = UnpackLimits(max_str_len=64, max_bin_len=64, max_array_len=8, max_map_len=8)
 EMPTY_EXT8 = b"\xc7\x00\x05"  # an extension value of length 0, type 5

@@ -6,8 +6,16 @@ from collections.abc import Iterable
 
 import pytest
 
-from net._log import tie_draw
-from net.core import CoreConfig, OrderingCore, Phase
+from net._order.core import CoreConfig, OrderingCore, Phase
+from net._order.log import tie_draw
+from net._order.messages import (
+    Expulsion,
+    Heartbeat,
+    Message,
+    Promise,
+    ViewDecision,
+    encode_message,
+)
 from net.errors import LocalProtocolError
 from net.events import (
     EntriesStabilized,
@@ -21,14 +29,6 @@ from net.events import (
     ProtocolViolated,
     SnapshotInstalled,
     SnapshotRequested,
-)
-from net.messages import (
-    Expulsion,
-    Heartbeat,
-    Message,
-    Promise,
-    ViewDecision,
-    encode_message,
 )
 
 CONFIG = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.6, ack_delay=0.0)
@@ -192,7 +192,7 @@ def test_a_new_peer_joins_at_one_place_in_the_log_and_gets_a_snapshot() -> None:
     for name in ["a", "b"]:
         assert of_type(g.events[name], MemberJoined) == [MemberJoined("d", 0, 1, 1)]
     (request,) = of_type(g.events["a"], SnapshotRequested)
-    assert request == SnapshotRequested("d", 1)
+    assert request == SnapshotRequested("d", 1, epoch=1)  # the state after the marker adding d
     assert of_type(g.events["b"], SnapshotRequested) == []
     g.cores["a"].provide_snapshot("d", 1, {"state": "after 1"})
     g.deliver()

@@ -9,9 +9,9 @@ import random
 import msgpack
 import pytest
 
-from net._addresses import parse_gossip
 from net._codec import Broken
-from net._datagrams import (
+from net._mesh.addresses import parse_gossip
+from net._mesh.datagrams import (
     MAX_DATAGRAM,
     Datagram,
     ResendTimer,
@@ -22,7 +22,7 @@ from net._datagrams import (
     parse_announcement,
     seal,
 )
-from net._link import LinkState, QueuedFrame, ReorderBuffer
+from net._mesh.link import LinkState, QueuedFrame, ReorderBuffer
 from tests.seeds import sweep
 
 KEY = bytes(range(32))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from net._codec import KIND_DESCRIBE, KIND_REFUSE, pack_body
-from net._describe import DESCRIBE_REQUEST, NOTHING_DESCRIBED, Description
+from net._mesh.describe import DESCRIBE_REQUEST, NOTHING_DESCRIBED, Description
 
 
 def test_the_request_is_one_exact_frame() -> None:

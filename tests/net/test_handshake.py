@@ -18,8 +18,8 @@ from net._codec import (
     pack_body,
     unpack_untrusted,
 )
-from net._connection import code_check_turn
-from net._handshake import (
+from net._mesh.connection import code_check_turn
+from net._mesh.handshake import (
     CODE_NEEDED,
     HANDSHAKE_TIMEOUT,
     NO_CODE_HERE,
@@ -34,7 +34,7 @@ from net._handshake import (
     parse_hello,
     veiled_hello_body,
 )
-from net._strangers import CodeCheckGates
+from net._mesh.strangers import CodeCheckGates
 
 ME = Hello(1, "t1", "a", "A", 5)
 THEM = Hello(1, "t1", "b", "B", 9)

@@ -12,7 +12,7 @@ import pytest
 
 from net import PeerKey, owns, peer_id_of, verify
 from net._identity import DIGEST_CHARS, PROOF_SIZE, author_key, verify_proof
-from net.messages import Limits
+from net._order.wirefields import Limits
 from tests.platforms import not_on_windows
 
 PLAY = "4♣ to foundation 1".encode()

@@ -8,19 +8,12 @@ import hashlib
 import pytest
 
 from net import Identity, PeerKey
-from net._signatures import entry_is_signed, entry_message
-from net.core import OrderingCore
+from net._order.core import OrderingCore
+from net._order.messages import Accept, Action, ViewDecision, decode_message, encode_message
+from net._order.signatures import entry_is_signed, entry_message
+from net._order.wirefields import REASON_EXCLUDED, Removal
 from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import EntryReceived, Event, LogEntry, ProtocolViolated
-from net.messages import (
-    REASON_EXCLUDED,
-    Accept,
-    Action,
-    Removal,
-    ViewDecision,
-    decode_message,
-    encode_message,
-)
 from tests.net.test_core import CONFIG, Group, of_type
 
 TABLE = "t1"

@@ -1,4 +1,4 @@
-"""The hello with a peer key and the handshake's proofs, as pure functions (net._handshake)."""
+"""The hello with a peer key and the handshake's proofs, as pure functions (net._mesh.handshake)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from net import PeerKey
 from net._codec import Broken, Refused, UnpackLimits, pack_body, unpack_untrusted
-from net._handshake import (
+from net._mesh.handshake import (
     KEY_NEEDED,
     NO_KEYS_HERE,
     Hello,

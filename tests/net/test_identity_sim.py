@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from net._signatures import entry_message
+from net._order.messages import Accept, encode_message
+from net._order.signatures import entry_message
+from net._order.wirefields import REASON_EXCLUDED, Removal
 from net.events import LogEntry, ProtocolViolated
-from net.messages import REASON_EXCLUDED, Accept, Removal, encode_message
-from net.simnet import HashChainApp, SimNetwork, sim_keys
-
-from .scenarios import FAST
+from net.testing.simnet import HashChainApp, SimNetwork, sim_keys
+from tests.net.scenarios import FAST
 
 pytestmark = pytest.mark.sim  # seeded simulated games: outside the inner loop
 

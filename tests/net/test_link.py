@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from net._codec import Broken
-from net._link import LinkState, QueuedFrame, existing_connection_wins
+from net._mesh.link import LinkState, QueuedFrame, existing_connection_wins
 
 
 def sent(link: LinkState) -> list[tuple[int, bytes]]:

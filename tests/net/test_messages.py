@@ -10,10 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from net.core import OrderingCore
-from net.errors import LocalProtocolError, RemoteProtocolError
-from net.events import LogEntry, ProtocolViolated
-from net.messages import (
+from net._order.core import OrderingCore
+from net._order.messages import (
     PROTOCOL_VERSION,
     Accept,
     Accepted,
@@ -22,11 +20,9 @@ from net.messages import (
     Heartbeat,
     JoinRequest,
     LeaveNotice,
-    Limits,
     Message,
     Prepare,
     Promise,
-    Removal,
     Snapshot,
     SnapshotRequest,
     StateHash,
@@ -35,6 +31,9 @@ from net.messages import (
     encode_message,
     normalize_payload,
 )
+from net._order.wirefields import Limits, Removal
+from net.errors import LocalProtocolError, RemoteProtocolError
+from net.events import LogEntry, ProtocolViolated
 
 SEEN = {"alice": (0, 7), "bob": (2, 9)}
 ENTRIES = (LogEntry(3, "carol", {"card": "10H", "to": [1, 2]}), LogEntry(5, "carol", None))
@@ -83,6 +82,38 @@ EXAMPLES: list[Message] = [
     Snapshot(18, 0, SEEN, 40, 3, 38, {"state": [1, 2, 3]}),
     Snapshot(19, 0, SEEN, 40, 3, None, None),
     Expulsion(20, 0, {}, 4, 1),
+    # At a signed table: a leave with its proof, a signed vote, a decision with its certificate
+    # (a leaver's removal carrying its signed notice), an expulsion carrying its decision.
+    LeaveNotice(13, 0, SEEN, b"\x07" * 96),
+    Accepted(14, 0, SEEN, 2, 3, "bob", b"\x08" * 96),
+    ViewDecision(
+        15,
+        0,
+        SEEN,
+        3,
+        13,
+        {"alice": 0, "bob": 2},
+        {"carol": Removal(0, 5, "left", b"\x09" * 96)},
+        {},
+        ENTRIES,
+        3,
+        "bob",
+        {"alice": b"\x0a" * 96, "bob": b"\x0b" * 96},
+    ),
+    Expulsion(
+        20,
+        0,
+        {},
+        4,
+        1,
+        13,
+        {"alice": 0},
+        {"bob": Removal(1, 5, "excluded")},
+        {},
+        3,
+        "alice",
+        {"alice": b"\x0c" * 96},
+    ),
 ]
 
 
@@ -109,6 +140,11 @@ def action(**fields: Any) -> dict[str, Any]:
 DEEP: Any = 0
 for _ in range(40):
     DEEP = [DEEP]
+
+EXPEL: dict[str, Any] = {
+    "epoch": 1, "target": 0, "marker": 3, "members": {"a": 0}, "removals": {}, "additions": {},
+    "ballot": 1, "proposer": "a", "certificate": {},
+}  # fmt: skip
 
 MALFORMED: list[tuple[str, bytes, str]] = [
     ("not msgpack", b"\xc1", "frame"),
@@ -188,7 +224,20 @@ MALFORMED: list[tuple[str, bytes, str]] = [
     ),
     (
         "empty view",
-        pack(frame("decide", epoch=1, marker=3, members={}, removals={}, additions={}, entries=[])),
+        pack(
+            frame(
+                "decide",
+                epoch=1,
+                marker=3,
+                members={},
+                removals={},
+                additions={},
+                entries=[],
+                ballot=0,
+                proposer="",
+                certificate={},
+            )
+        ),
         "decide.members",
     ),
     (
@@ -196,7 +245,30 @@ MALFORMED: list[tuple[str, bytes, str]] = [
         pack(frame("snapreq", min_index=0, anchor_epoch="x")),
         "snapreq.anchor_epoch",
     ),
-    ("expel target", pack(frame("expel", epoch=1, target=None)), "expel.target"),
+    ("expel target", pack(frame("expel", **{**EXPEL, "target": None})), "expel.target"),
+    (
+        "expel certificate proof",
+        pack(frame("expel", **{**EXPEL, "certificate": {"bob": b"short"}})),
+        "expel.certificate[bob]",
+    ),
+    (
+        "decide removal proof",
+        pack(
+            frame(
+                "decide",
+                epoch=1,
+                marker=3,
+                members={"a": 0},
+                removals={"bob": [0, 2, "left", b"x"]},
+                additions={},
+                entries=[],
+                ballot=1,
+                proposer="a",
+                certificate={},
+            )
+        ),
+        "decide.removals[bob].proof",
+    ),
 ]
 
 

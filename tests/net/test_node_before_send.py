@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from net.core import OrderingCore
-from net.messages import JoinRequest, encode_message
+from net._mesh.handshake import Hello
+from net._order.core import OrderingCore
+from net._order.messages import JoinRequest, encode_message
 from net.node import Node
-from net.transport import Hello
 
 
 def test_the_application_sees_each_new_vote_before_the_frames_that_carry_it() -> None:

@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from net.core import CoreConfig, Phase
+from net._order.core import CoreConfig, Phase
 from net.events import Expelled, MemberExcluded, ProtocolViolated
-from net.simnet import HashChainApp, LinkModel, SimApp, SimNetwork, SimNode
+from net.testing.simnet import HashChainApp, LinkModel, SimApp, SimNetwork, SimNode
+from tests.net.scenarios import FinalityOracle, Scenario, app, check_agreement
 from tests.seeds import sweep
-
-from .scenarios import FinalityOracle, Scenario, app, check_agreement
 
 CONFIG = CoreConfig(suspect_timeout=0.3, exclude_timeout=0.8)
 
@@ -194,6 +193,9 @@ def test_after_partial_partitions_heal_everyone_is_a_member_with_one_log(seed: i
 # quorum ballots (sweeps of seeds 0-1999 and 2000-4499 with the oracle on; issue 14).
 UNDONE_BEFORE = [767, 839, 1065, 1387, 1458]
 UNDONE_BEFORE += [2232, 2259, 2482, 2549, 2751, 2820, 3177, 3253, 3444, 3879, 4342]
+# 21427 (issue 24): a joiner adopted a later decision a co-joiner sent before the one adding it,
+# lost the entries after its own marker and stabilised without one of them.
+UNDONE_BEFORE += [21427]
 
 
 @pytest.mark.parametrize("seed", [*sweep(range(30)), *UNDONE_BEFORE])

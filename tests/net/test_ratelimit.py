@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from net._ratelimit import DEFAULT_RATE_LIMITS, Meter, RateLimits, TokenBucket
+from net._mesh.ratelimit import DEFAULT_RATE_LIMITS, Meter, RateLimits, TokenBucket
 
 TIGHT = RateLimits(frames_per_second=100, frame_burst=10, ephemeral_per_second=1, ephemeral_burst=5)
 

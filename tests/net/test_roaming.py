@@ -1,8 +1,8 @@
-"""Following our own address when it changes (``net._roaming.AddressWatch``), in memory."""
+"""Following our own address when it changes (``net._mesh.roaming.AddressWatch``), in memory."""
 
 from __future__ import annotations
 
-from net._roaming import AddressWatch, Moved
+from net._mesh.roaming import AddressWatch, Moved
 
 Addresses = dict[str, tuple[str, ...]]
 

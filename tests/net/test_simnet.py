@@ -6,7 +6,6 @@ import os
 
 import pytest
 
-from net.bench import run_benchmarks
 from net.events import (
     DivergenceDetected,
     Event,
@@ -17,10 +16,10 @@ from net.events import (
     MemberSuspected,
     SnapshotInstalled,
 )
-from net.simnet import HashChainApp, LinkModel, SimNetwork
+from net.testing.bench import run_benchmarks
+from net.testing.simnet import HashChainApp, LinkModel, SimNetwork
+from tests.net.scenarios import FAST, app, check_agreement, flood, make_scenario, run_scenario
 from tests.seeds import sweep
-
-from .scenarios import FAST, app, check_agreement, flood, make_scenario, run_scenario
 
 SLOW = os.environ.get("NERTS_SLOW") == "1"
 SLOW_SEEDS = int(os.environ.get("NERTS_SLOW_SEEDS", "3000")) if SLOW else 1

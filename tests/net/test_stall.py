@@ -8,10 +8,10 @@ import functools
 
 import pytest
 
-from net.core import CoreConfig
+from net._order.core import CoreConfig
+from net._order.messages import decode_message, encode_message
 from net.events import MemberExcluded
-from net.messages import decode_message, encode_message
-from net.simnet import HashChainApp, LinkModel, SimNetwork, SimNode
+from net.testing.simnet import HashChainApp, LinkModel, SimNetwork, SimNode
 
 CONFIG = CoreConfig()  # the real timers: suspect after 1 s, exclude after 3 s
 LAN = LinkModel(delay_min=0.004, delay_max=0.006)

@@ -14,9 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from net.events import LogEntry
-from net.messages import (
-    MAX_INT,
+from net._order.messages import (
     Accept,
     Accepted,
     Action,
@@ -27,16 +25,16 @@ from net.messages import (
     Message,
     Prepare,
     Promise,
-    Removal,
     Snapshot,
     SnapshotRequest,
     StateHash,
     ViewDecision,
     encode_message,
 )
-from net.simnet import HashChainApp, LinkModel, SimNetwork
-
-from .scenarios import FAST, Scenario, check_agreement
+from net._order.wirefields import MAX_INT, Removal
+from net.events import LogEntry
+from net.testing.simnet import HashChainApp, LinkModel, SimNetwork
+from tests.net.scenarios import FAST, Scenario, check_agreement
 
 HONEST = ["ann", "bo", "cy"]
 STRANGER = "mallory"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from net._strangers import CodeCheckGates, HandshakeBudgets, StrangerPool
+from net._mesh.strangers import CodeCheckGates, HandshakeBudgets, StrangerPool
 
 
 class FakeClock:

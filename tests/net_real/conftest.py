@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .netlab import NetLab
+from tests.net_real.netlab import NetLab
 
 
 @pytest.fixture

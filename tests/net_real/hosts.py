@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .netlab import NetLab
-from .peers import PeerProcess
+from tests.net_real.netlab import NetLab
+from tests.net_real.peers import PeerProcess
 
 SLOW = ["--bot", "hard", "--bot-delay", "0.3"]
 """Bots slow enough for a round to outlast what a test does to the network."""
@@ -19,16 +19,25 @@ def peer_on(lab: NetLab, host: int, tmp: Path, *args: str, bots: list[str] = SLO
 
 
 def table_of_three(
-    lab: NetLab, tmp: Path, table: str, *rounds: str, bots: list[str] = SLOW
+    lab: NetLab,
+    tmp: Path,
+    table: str,
+    *rounds: str,
+    bots: list[str] = SLOW,
+    hosting_only: tuple[str, ...] = (),
+    joining_only: tuple[str, ...] = (),
 ) -> list[PeerProcess]:
     """Ann hosts ``table`` for three on host 0; Bo and Cy join from hosts 1 and 2 (``rounds``:
-    options all three take, such as ``--rounds 1``). Stopped again if the table is not hosted."""
+    options all three take, such as ``--rounds 1``; ``hosting_only`` and ``joining_only``:
+    options of the host's or the joiners' command alone). Stopped again if the table is not
+    hosted."""
     hosting = ["host", "--name", "Ann", "--table", table, "--players", "3", *rounds]
+    hosting += hosting_only
     peers = [peer_on(lab, 0, tmp, *hosting, bots=bots)]
     try:
         peers[0].wait_for("hosting")
         for host, name in ((1, "Bo"), (2, "Cy")):
-            joining = ["join", "--name", name, "--table", table, *rounds]
+            joining = ["join", "--name", name, "--table", table, *rounds, *joining_only]
             peers.append(peer_on(lab, host, tmp, *joining, bots=bots))
     except BaseException:
         for peer in peers:

@@ -10,7 +10,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from net.transport import Hello, Mesh, MeshConfig, MeshListener
+from net._mesh.handshake import Hello
+from net._mesh.mesh import Mesh
+from net._mesh.parts import MeshConfig, MeshListener
 from tests.waiting import async_until
 
 until = async_until  # the shared waiting helper, under the name these tests use
@@ -43,7 +45,7 @@ class TestMesh(Mesh):
 
     def advertise(self, host: str, port: int) -> None:
         """Tell peers, in our hellos, that we listen at ``host:port`` (a proxy, say)."""
-        self._listen = (host, port)
+        self._roaming.listening_at(host, port)
 
 
 class RecordingMesh(MeshListener):

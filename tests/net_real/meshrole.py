@@ -14,7 +14,9 @@ import asyncio
 import json
 import sys
 
-from net.transport import Hello, Mesh, MeshConfig, MeshListener
+from net._mesh.handshake import Hello
+from net._mesh.mesh import Mesh
+from net._mesh.parts import MeshConfig, MeshListener
 
 
 def say(**event: object) -> None:

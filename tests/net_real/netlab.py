@@ -1,11 +1,11 @@
-"""The tests' network namespaces: ``nerts_lan.netlab`` (the LAN benchmark uses it too), with a
+"""The tests' network namespaces: ``nerts_lan.lab.netlab`` (the LAN benchmark uses it too), with a
 test skipped, not failed, where namespaces or iptables are missing."""
 
 from __future__ import annotations
 
 import pytest
 
-from nerts_lan import netlab
+from nerts_lan.lab import netlab
 
 __all__ = ["NetLab", "require_root_and_ip"]
 
@@ -18,7 +18,7 @@ def require_root_and_ip() -> None:
 
 
 class NetLab(netlab.NetLab):
-    """``nerts_lan.netlab.NetLab``; a test that needs what is missing here is skipped."""
+    """``nerts_lan.lab.netlab.NetLab``; a test that needs what is missing here is skipped."""
 
     def __init__(self, hosts: int) -> None:
         require_root_and_ip()

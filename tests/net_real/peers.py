@@ -1,8 +1,8 @@
-"""Headless nerts-lan peers in separate processes (``nerts_lan.peerprocess``) for the tests."""
+"""Headless nerts-lan peers in separate processes (``nerts_lan.lab.peerprocess``) for the tests."""
 
 from __future__ import annotations
 
-from nerts_lan.peerprocess import PeerProcess
+from nerts_lan.lab.peerprocess import PeerProcess
 
 __all__ = ["FAST", "PeerProcess", "headless"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import msgpack
 
-from net._connection import Connection, authenticate
-from net._handshake import Hello, hello_body
-from net._strangers import CodeCheckGates
+from net._mesh.connection import Connection, authenticate
+from net._mesh.handshake import Hello, hello_body
+from net._mesh.strangers import CodeCheckGates
 
 HEADER = struct.Struct(">I")
 

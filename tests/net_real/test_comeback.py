@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from nerts_lan.browse import TableBrowser
-from nerts_lan.engine import Options
+from nerts_lan.lan.browse import TableBrowser
+from nerts_lan.rules.state import Options
+from tests.net_real.peers import FAST, PeerProcess, headless
 from tests.waiting import until
-from ui.lan_lobby import LanLobby
-from ui.lobby import HostRequest
-
-from .peers import FAST, PeerProcess, headless
+from ui.lobby.lan import LanLobby
+from ui.lobby.provider import HostRequest
 
 
 def _unique(name: str) -> str:
@@ -52,6 +51,9 @@ def test_a_host_that_left_on_purpose_hosts_anew_at_once(tmp_path: Path) -> None:
         hosted = first.wait_for("hosting")
         first.wait_for("seated")
         first.terminate()  # a deliberate leave: it says goodbye and closes its log
+        # The new host starts only once the old one has exited: until then its log may still
+        # be open, and read as a table it left by accident (CI once failed here).
+        assert first.finish(30) == 0
         again = PeerProcess(headless("host", "Ann", table, *FAST), tmp_path / "ann")
         hosting = again.wait_for("hosting", timeout=20)
         assert hosting["id"] != hosted["id"]

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import socket
 
-from net._datagrams import Datagram, seal
-from net._faults import DelayedMesh
-from net.transport import Hello, Mesh, MeshConfig
-
-from .meshkit import Meshes, RecordingMesh, run_meshes, until
+from net._mesh.datagrams import Datagram, seal
+from net._mesh.handshake import Hello
+from net._mesh.mesh import Mesh
+from net._mesh.parts import MeshConfig
+from net.testing.faults import DelayedMesh
+from tests.net_real.meshkit import Meshes, RecordingMesh, run_meshes, until
 
 HELD = 60.0
 """Seconds the TCP copy of every frame is held back: longer than any test."""

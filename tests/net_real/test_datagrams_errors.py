@@ -9,10 +9,9 @@ from __future__ import annotations
 import socket
 import sys
 
-from net.sockets import ignore_port_unreachable
-
-from .meshkit import Meshes, run_meshes, until
-from .test_datagrams import _linked_through_held_tcp
+from net._mesh.sockets import ignore_port_unreachable
+from tests.net_real.meshkit import Meshes, run_meshes, until
+from tests.net_real.test_datagrams import _linked_through_held_tcp
 
 
 def _closed_port() -> int:

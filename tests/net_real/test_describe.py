@@ -26,9 +26,8 @@ from net import (
     async_describe,
 )
 from net._codec import KIND_DESCRIBE
-
-from .meshkit import Meshes, run_meshes, until
-from .strangerkit import dial, frame, read_frame
+from tests.net_real.meshkit import Meshes, run_meshes, until
+from tests.net_real.strangerkit import dial, frame, read_frame
 
 PROPERTIES = {"v": "2", "name": "Kitchen", "host": "ann-1", "seats": "1/4", "code": "1"}
 CODE = "K7PX"

@@ -8,8 +8,7 @@ import asyncio
 import errno
 
 from net import refusals
-
-from .meshkit import Meshes, run_meshes, until
+from tests.net_real.meshkit import Meshes, run_meshes, until
 
 
 def test_a_dial_that_hangs_does_not_hold_up_the_next_attempt() -> None:
@@ -55,9 +54,9 @@ def test_a_refused_dial_is_recorded_with_its_error_and_address() -> None:
         a = meshes.make("a", connect=refuse)
         await a.mesh.async_listen("127.0.0.1")
         a.mesh.connect("b", "127.0.0.1", 9)
-        await until(lambda: any(r.count >= 2 for r in refusals.refusals()))
+        await until(lambda: any(r.count >= 2 for r in refusals.seen_refusals()))
 
     run_meshes(scenario)
-    [seen] = refusals.refusals()
+    [seen] = refusals.seen_refusals()
     assert (seen.kind, seen.errno, seen.address) == ("connect", errno.ECONNREFUSED, "127.0.0.1")
     refusals.clear()

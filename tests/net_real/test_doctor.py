@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import secrets
 
-from nerts_lan.advert import SERVICE_TYPE
-from nerts_lan.doctor import Check, async_network_checks
+from nerts_lan.doctor.checks import Check
+from nerts_lan.doctor.checkup import async_network_checks
+from nerts_lan.lan.advert import SERVICE_TYPE
 from net.discovery import Advert, Discovery
 
 

@@ -11,8 +11,8 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 
-from nerts_lan.doctor import async_network_checks, tcp_verdict
-from nerts_lan.doctor_link import AT_ONCE, MAX_LINE, Heard, Listener, ProbeReport, async_probe
+from nerts_lan.doctor.checkup import async_network_checks, tcp_verdict
+from nerts_lan.doctor.link import AT_ONCE, MAX_LINE, Heard, Listener, ProbeReport, async_probe
 from tests.waiting import async_until
 
 WINDOWS_REFUSAL = 2.1

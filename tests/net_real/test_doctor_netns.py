@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 
+from tests.net_real.netlab import NetLab
+from tests.net_real.peers import PeerProcess
 from tests.waiting import until
-
-from .netlab import NetLab
-from .peers import PeerProcess
 
 pytestmark = pytest.mark.netns
 
@@ -73,7 +72,18 @@ def _check(found: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _iptables(lab: NetLab, *rule: str) -> None:
     subprocess.run(
-        [*lab.prefix(0), "iptables", *rule, "-m", "comment", "--comment", lab.tag, "-j", "DROP"],
+        [
+            *lab.prefix(0),
+            "iptables",
+            "-w",
+            *rule,
+            "-m",
+            "comment",
+            "--comment",
+            lab.tag,
+            "-j",
+            "DROP",
+        ],
         check=True,
         capture_output=True,
     )

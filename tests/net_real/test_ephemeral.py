@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from net.transport import MAX_EPHEMERAL
-
-from .meshkit import Meshes, RecordingMesh, run_meshes, until
+from net._mesh.mesh import MAX_EPHEMERAL
+from tests.net_real.meshkit import Meshes, RecordingMesh, run_meshes, until
 
 
 async def _pair(meshes: Meshes, explode: bool = False) -> tuple[RecordingMesh, RecordingMesh]:

@@ -19,12 +19,11 @@ from pathlib import Path
 
 import msgpack
 
-from nerts_lan.advert import PROTOCOL
+from nerts_lan.lan.advert import PROTOCOL
 from net import PeerKey
-from net._handshake import proof_message
-from net.messages import Action, Heartbeat, encode_message
-
-from .peers import PeerProcess, headless
+from net._mesh.handshake import proof_message
+from net._order.messages import Action, Heartbeat, encode_message
+from tests.net_real.peers import PeerProcess, headless
 
 SLOW = ["--bot", "hard", "--bot-delay", "0.3", "--verbose"]
 _HEADER = struct.Struct(">I")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .peers import FAST, PeerProcess
+from tests.net_real.peers import FAST, PeerProcess
 
 
 def _host(tmp: Path, *extra: str) -> PeerProcess:

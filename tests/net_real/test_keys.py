@@ -13,9 +13,8 @@ import msgpack
 import pytest
 
 from net import PeerKey
-from net._handshake import KEY_NEEDED, NO_KEYS_HERE, proof_message
-
-from .meshkit import Meshes, RecordingMesh, fake_peer, run_meshes, until
+from net._mesh.handshake import KEY_NEEDED, NO_KEYS_HERE, proof_message
+from tests.net_real.meshkit import Meshes, RecordingMesh, fake_peer, run_meshes, until
 
 CODE = "7 tigers"
 _HEADER = struct.Struct(">I")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import secrets
 
-from nerts_lan.advert import PROTOCOL, LanOptions, TableInfo
-from nerts_lan.browse import TableBrowser
-from nerts_lan.engine import Options
-from nerts_lan.lan_session import LanSession
-from nerts_lan.table import TableSettings
+from nerts_lan.lan.advert import PROTOCOL, LanOptions, TableInfo
+from nerts_lan.lan.browse import TableBrowser
+from nerts_lan.lan.seat import LanSession
+from nerts_lan.rules.state import Options
+from nerts_lan.table.commands import TableSettings
 from tests.waiting import until
 
 

@@ -6,11 +6,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from nerts_lan.advert import LanOptions, TableInfo
-from nerts_lan.cursor import encode_cursor
-from nerts_lan.lan_session import LanSession
-from nerts_lan.session import CursorMoved
-from nerts_lan.table import TableSettings
+from nerts_lan.lan.advert import LanOptions, TableInfo
+from nerts_lan.lan.cursor import encode_cursor
+from nerts_lan.lan.seat import LanSession
+from nerts_lan.table.commands import TableSettings
+from nerts_lan.table.session import CursorMoved
 from tests.waiting import until
 
 

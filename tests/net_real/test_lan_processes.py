@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .peers import FAST, PeerProcess, headless
+from tests.net_real.peers import FAST, PeerProcess, headless
 
 SLOW = ["--bot", "hard", "--bot-delay", "0.3"]
 

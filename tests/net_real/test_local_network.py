@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from nerts_lan import network_blocks
-from nerts_lan.network_blocks import MACOS_EHOSTUNREACH, local_network_denied, platform_findings
+from nerts_lan.doctor import blocks as network_blocks
+from nerts_lan.doctor.blocks import MACOS_EHOSTUNREACH, local_network_denied, platform_findings
 from net import refusals
 from net.discovery import Advert, Discovery
 from net.refusals import CONNECT, MULTICAST_SEND, Refusal
@@ -67,12 +67,12 @@ def test_a_refused_multicast_send_is_kept_and_named_on_macos(
                 sender.transport._sock = _RefusingSocket(sender.transport._sock)  # type: ignore[attr-defined]
             kind, name = "_nerts-test._tcp.local.", secrets.token_hex(4)
             await discovery.async_publish(Advert(kind, name, "T", 9, {}, ("127.0.0.1",)))
-            await async_until(lambda: bool(refusals.refusals()))
+            await async_until(lambda: bool(refusals.seen_refusals()))
         finally:
             await discovery.async_close()
 
     _run_as_on_macos(scenario())
-    seen = refusals.refusals()
+    seen = refusals.seen_refusals()
     assert (seen[0].kind, seen[0].errno) == (MULTICAST_SEND, MACOS_EHOSTUNREACH)
 
     monkeypatch.setattr(network_blocks, "PLATFORM", "darwin")

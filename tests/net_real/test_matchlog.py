@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from nerts_lan.cli import main
-from nerts_lan.matchlog import MAGIC, MatchLogWriter, read_match_log
-
-from .peers import FAST, PeerProcess
+from nerts_lan.cli.main import main
+from nerts_lan.matchlog.file import MAGIC, MatchLogWriter, read_match_log
+from tests.net_real.peers import FAST, PeerProcess
 
 LOOPBACK = ["--interface", "127.0.0.1"]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from .netlab import NetLab
-from .peers import FAST, PeerProcess
+from tests.net_real.netlab import NetLab
+from tests.net_real.peers import FAST, PeerProcess
 
 pytestmark = pytest.mark.netns
 
@@ -32,7 +32,7 @@ def lab() -> Iterator[NetLab]:
             for chain in ("OUTPUT", "INPUT"):
                 rule = [chain, "-d", "224.0.0.0/4", "-m", "comment", "--comment", lab.tag]
                 subprocess.run(
-                    [*lab.prefix(host), "iptables", "-A", *rule, "-j", "DROP"],
+                    [*lab.prefix(host), "iptables", "-w", "-A", *rule, "-j", "DROP"],
                     check=True,
                     capture_output=True,
                 )

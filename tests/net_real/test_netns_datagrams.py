@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from .netlab import NetLab
-from .peers import PeerProcess
+from tests.net_real.netlab import NetLab
+from tests.net_real.peers import PeerProcess
 
 LOSS = 0.3
 FAST = ["--bot", "hard", "--bot-delay", "0.1"]

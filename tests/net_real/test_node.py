@@ -7,7 +7,8 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from net.core import CoreConfig, OrderingCore
+from net._mesh.handshake import Hello
+from net._order.core import CoreConfig, OrderingCore
 from net.events import (
     EntriesStabilized,
     Event,
@@ -17,9 +18,7 @@ from net.events import (
     SnapshotRequested,
 )
 from net.node import Node
-from net.transport import Hello
-
-from .meshkit import until
+from tests.net_real.meshkit import until
 
 
 def until_slow(condition: Callable[[], bool]) -> Coroutine[Any, Any, None]:

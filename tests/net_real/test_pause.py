@@ -8,9 +8,8 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from nerts_lan.comeback import saved_vote, vote_path
-
-from .peers import PeerProcess, headless
+from nerts_lan.lan.comeback import saved_vote, vote_path
+from tests.net_real.peers import PeerProcess, headless
 
 
 def test_the_waiting_half_of_a_table_of_two_gets_its_crashed_host_back(tmp_path: Path) -> None:

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.net_real.peers import PeerProcess, headless
 from tests.platforms import not_on_windows
 from tests.waiting import until
-
-from .peers import PeerProcess, headless
 
 SLOW = ["--bot", "hard", "--bot-delay", "0.3"]
 

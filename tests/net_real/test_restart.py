@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.net_real.hosts import peer_on, same_hashes
+from tests.net_real.netlab import NetLab
+from tests.net_real.peers import PeerProcess
 from tests.waiting import until
-
-from .hosts import peer_on, same_hashes
-from .netlab import NetLab
-from .peers import PeerProcess
 
 pytestmark = pytest.mark.netns
 
@@ -71,7 +70,7 @@ def test_a_failed_mdns_send_is_one_line_not_a_traceback(lab1: NetLab, tmp_path: 
     line with --verbose and nothing without it."""
     if shutil.which("iptables") is None:
         pytest.skip("iptables is not installed")
-    drop = ["iptables", "-A", "OUTPUT", "-p", "udp", "--dport", "5353", "-j", "DROP"]
+    drop = ["iptables", "-w", "-A", "OUTPUT", "-p", "udp", "--dport", "5353", "-j", "DROP"]
     subprocess.run([*lab1.prefix(0), *drop], check=True, capture_output=True)
 
     def host(name: str, *extra: str) -> PeerProcess:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from .hosts import peer_on, same_hashes, table_of_three
-from .netlab import NetLab
-from .peers import PeerProcess
+from tests.net_real.hosts import peer_on, same_hashes, table_of_three
+from tests.net_real.netlab import NetLab
+from tests.net_real.peers import PeerProcess
 
 pytestmark = pytest.mark.netns
 

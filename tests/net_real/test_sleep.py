@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.matchlog import read_match_log
-from nerts_lan.whereabouts import ENDED_WHILE_AWAY
+from nerts_lan.lan.whereabouts import ENDED_WHILE_AWAY
+from nerts_lan.matchlog.file import read_match_log
+from tests.net_real.hosts import peer_on, same_hashes, table_of_three
+from tests.net_real.netlab import NetLab
+from tests.net_real.peers import PeerProcess
 from tests.waiting import until
-
-from .hosts import peer_on, same_hashes, table_of_three
-from .netlab import NetLab
-from .peers import PeerProcess
 
 pytestmark = pytest.mark.netns
 

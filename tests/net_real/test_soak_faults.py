@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .netlab import require_root_and_ip
+from tests.net_real.netlab import require_root_and_ip
 
 pytestmark = pytest.mark.netns
 

@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 import msgpack
 import pytest
 
-from net._faults import DelayedMesh
-from net.transport import Hello, MeshConfig, MeshListener
-
-from .meshkit import Meshes, run_meshes, until
+from net._mesh.handshake import Hello
+from net._mesh.parts import MeshConfig, MeshListener
+from net.testing.faults import DelayedMesh
+from tests.net_real.meshkit import Meshes, run_meshes, until
 
 
 def test_frames_arrive_once_and_in_order_across_a_dropped_connection() -> None:
@@ -239,7 +239,7 @@ def test_gossip_of_an_address_off_our_networks_is_never_dialed(
         assert dialed == []
         writer.close()
 
-    with caplog.at_level(logging.WARNING, logger="net.transport"):
+    with caplog.at_level(logging.WARNING, logger="net._mesh.mesh"):
         run_meshes(scenario)
 
 

@@ -15,10 +15,9 @@ from collections.abc import Callable
 import msgpack
 import pytest
 
-from net.transport import CODE_NEEDED, NO_CODE_HERE, WRONG_CODE
-
-from .meshkit import Meshes, RecordingMesh, fake_peer, run_meshes, until
-from .mitm import TAG_SIZE, FrameProxy, is_tagged_data
+from net._mesh.handshake import CODE_NEEDED, NO_CODE_HERE, WRONG_CODE
+from tests.net_real.meshkit import Meshes, RecordingMesh, fake_peer, run_meshes, until
+from tests.net_real.mitm import TAG_SIZE, FrameProxy, is_tagged_data
 
 CODE = "7 tigers"
 QUICK_PENALTY = 0.05

@@ -1,12 +1,12 @@
 """A flooding peer on 127.0.0.1: the mesh reads it no faster than its rate limit allows, and the
 honest links of the same mesh are still served meanwhile.
 
-The flooder (``net.bench.Flooder``) is a plain socket in a thread of its own: it says hello like
-any peer, then writes well-formed data and ephemeral frames as fast as the kernel takes them.
-These tests assert only what holds however slow the machine is; how fast the honest pings come
-back under the flood, and how long frames over a tight limit take, are figures of
-``nerts-lan bench`` (group net, transport), and the limits themselves are tested in simulated
-time in tests/net/test_ratelimit.py.
+The flooder (``net.testing.bench.Flooder``) is a plain socket in a thread of its own: it says hello
+like any peer, then writes well-formed data and ephemeral frames as fast as the kernel takes them.
+These tests assert only what holds however slow the machine is; how fast the honest pings come back
+under the flood, and how long frames over a tight limit take, are figures of ``nerts-lan bench``
+(group net, transport), and the limits themselves are tested in simulated time in
+tests/net/test_ratelimit.py.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import time
 
-from net.bench import Flooder
-from net.transport import DEFAULT_RATE_LIMITS, Hello, Mesh, MeshListener, RateLimits
-
-from .meshkit import Meshes, run_meshes, until
+from net._mesh.handshake import Hello
+from net._mesh.mesh import Mesh
+from net._mesh.parts import MeshListener
+from net._mesh.ratelimit import DEFAULT_RATE_LIMITS, RateLimits
+from net.testing.bench import Flooder
+from tests.net_real.meshkit import Meshes, run_meshes, until
 
 FLOOD_SECONDS = 2.0
 PINGS = 60

@@ -20,11 +20,10 @@ from collections.abc import Awaitable, Callable
 import msgpack
 import pytest
 
-from net.transport import WRONG_CODE
+from net._mesh.handshake import WRONG_CODE
 from tests.leaks import open_sockets
-
-from .meshkit import Meshes, RecordingMesh, fake_peer, run_meshes, until
-from .strangerkit import dial, frame, guess_forever, hello, read_frame
+from tests.net_real.meshkit import Meshes, RecordingMesh, fake_peer, run_meshes, until
+from tests.net_real.strangerkit import dial, frame, guess_forever, hello, read_frame
 
 CODE = "7 tigers"
 LONG_PENALTY = 30.0

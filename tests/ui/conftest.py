@@ -156,7 +156,7 @@ def harness(settings_dir: Path) -> Iterator[Harness]:
 def lan_harness(settings_dir: Path) -> Iterator[Harness]:
     """The window with a LAN lobby on 127.0.0.1, on a clock of its own."""
     from ui.app import make_window
-    from ui.lan_lobby import LanLobby
+    from ui.lobby.lan import LanLobby
 
     clock = [100.0]
     lobby = LanLobby("127.0.0.1", intermission=0.0)

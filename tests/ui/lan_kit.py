@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tests.ui.conftest import Harness
 from tests.waiting import until
-
-from .conftest import Harness
 
 
 def run_until(harness: Harness, condition: Callable[[], Any], timeout: float = 15.0) -> Any:

@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import pytest
 
-from nerts_lan.session import AddressChanged, Away, BackAtTable, Reconnected, TableGone
-from nerts_lan.whereabouts import ENDED_WHILE_AWAY
+from nerts_lan.lan.whereabouts import ENDED_WHILE_AWAY
+from nerts_lan.table.session import AddressChanged, Away, BackAtTable, Reconnected, TableGone
 from tests.kit import piles
-from ui.lan_lobby import LanLobby
-from ui.pause_banner import AWAY, BACK_AT_TABLE, MOVED, RECONNECTED
-
-from .conftest import Harness
-from .test_pause_banner import _table_with_a_say_in_pauses
+from tests.ui.conftest import Harness
+from tests.ui.test_pause_banner import _table_with_a_say_in_pauses
+from ui.lobby.lan import LanLobby
+from ui.table.pause_banner import AWAY, BACK_AT_TABLE, MOVED, RECONNECTED
 
 TEN_MINUTES = 600.0
 
 
 def _said(screen: object) -> list[str]:
-    return [shown.text for shown, _ in screen._strip.lines]  # type: ignore[attr-defined]
+    return [shown.text for shown, _ in screen.hud.strip.lines]  # type: ignore[attr-defined]
 
 
 def test_back_from_ten_minutes_asleep_the_table_says_so_and_plays_on(harness: Harness) -> None:

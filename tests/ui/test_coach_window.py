@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nerts_lan.actions import Play
-from nerts_lan.cards import Card
-from nerts_lan.history import open_history
-from nerts_lan.history_stats import local_players, player_stats
-from nerts_lan.piles import ANY_FOUNDATION, NERTS
-
-from .conftest import Harness, practice_with_a_lone_ace
+from nerts_lan.history.stats import local_players, player_stats
+from nerts_lan.history.store import open_history
+from nerts_lan.rules.actions import Play
+from nerts_lan.rules.cards import Card
+from nerts_lan.rules.piles import ANY_FOUNDATION, NERTS
+from tests.ui.conftest import Harness, practice_with_a_lone_ace
 
 
 def test_a_nerts_card_left_waiting_is_on_the_scoreboard_and_show_opens_the_replay_there(
@@ -19,8 +18,8 @@ def test_a_nerts_card_left_waiting_is_on_the_scoreboard_and_show_opens_the_repla
 ) -> None:
     from pyglet.window import key
 
-    from ui.overlays import ScoreOverlay
-    from ui.replay_screen import ReplayScreen
+    from ui.screens.replay import ReplayScreen
+    from ui.table.overlays import ScoreOverlay
 
     screen = practice_with_a_lone_ace(harness)
     harness.settle(6.0)  # the A♥ waits six seconds
@@ -48,8 +47,8 @@ def test_a_nerts_card_left_waiting_is_on_the_scoreboard_and_show_opens_the_repla
     replay = coach.current
     missed = Play("You", Card.parse("AH"), NERTS, ANY_FOUNDATION)
     assert not replay.replay.playing and replay.replay.action_number == 0
-    assert replay.replay.marked == missed and replay.hint == missed
-    assert replay.view._marks, "the missed move is outlined"
+    assert replay.replay.marked == missed and replay.marking.hint == missed
+    assert replay.view.pointers.marks, "the missed move is outlined"
     assert isinstance(screen.overlay, ScoreOverlay)  # the game's window is where it was
     if shots := os.environ.get("NERTS_SCREENSHOTS"):
         harness.save(Path(shots) / "coach-scoreboard.png")

@@ -9,10 +9,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from ui.shipped_font import FONT_FILES, characters_in
-from ui.theme import FONT, SUIT_SYMBOLS
-
-from .conftest import Harness
+from tests.ui.conftest import Harness
+from ui.kit.font import FONT_FILES, characters_in
+from ui.kit.theme import FONT, SUIT_SYMBOLS
 
 pyglet = pytest.importorskip("pyglet")
 
@@ -30,7 +29,7 @@ class DirectWriteLikeFont:
 def test_the_shipped_font_is_loaded_by_its_name_and_draws_the_suits(harness: Harness) -> None:
     from pyglet.font.freetype import FreeTypeMemoryFace
 
-    from ui.widgets import drawable, label
+    from ui.kit.widgets import drawable, label
 
     for weight in ("normal", "bold"):
         font = pyglet.font.load(FONT, 12, weight=weight)
@@ -51,7 +50,7 @@ def test_on_directwrite_and_quartz_the_filter_keeps_the_suits_of_our_font(
 ) -> None:
     from pyglet.font.freetype import FreeTypeFont
 
-    from ui import widgets
+    from ui.kit import widgets
 
     # As on Windows or macOS: fonts are what the system has (no DejaVu Sans) plus those the
     # game added from its files; pyglet hands back a font object with no glyph lookup.

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.net_real.peers import PeerProcess, headless
-
-from .conftest import Harness
-from .lan_kit import button_named as _button
-from .lan_kit import run_until as _run
+from tests.ui.conftest import Harness
+from tests.ui.lan_kit import button_named as _button
+from tests.ui.lan_kit import run_until as _run
 
 
 def _texts(screen: Any) -> list[str]:

@@ -12,18 +12,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nerts_lan.advert import LanOptions
-from nerts_lan.bots import Bot
-from nerts_lan.lan_session import LanSession
-from nerts_lan.replica import ActionApplied, RoundEnded
-from nerts_lan.table import TableSettings
+from nerts_lan.bots.bot import Bot
+from nerts_lan.lan.advert import LanOptions
+from nerts_lan.lan.seat import LanSession
+from nerts_lan.table.commands import TableSettings
+from nerts_lan.table.replica import ActionApplied, RoundEnded
 from tests.net_real.peers import PeerProcess, headless
-from ui.lan_lobby import LanLobby
-from ui.messages import MessageKind
-
-from .conftest import Harness
-from .lan_kit import button_named as _button
-from .lan_kit import run_until as _run
+from tests.ui.conftest import Harness
+from tests.ui.lan_kit import button_named as _button
+from tests.ui.lan_kit import run_until as _run
+from ui.lobby.lan import LanLobby
+from ui.table.message_strip import MessageKind
 
 LOOPBACK = ["--interface", "127.0.0.1"]
 
@@ -115,7 +114,7 @@ def test_a_table_hosted_from_the_window_fills_readies_starts_and_shares_pointers
         def pointer() -> bool:
             guest.poll()
             guest.send_cursor("Bo", 0.3, 0.6, ("2C",))
-            return "Bo" in table_screen.view._cursors
+            return "Bo" in table_screen.view.pointers.cursors
 
         _run(harness, pointer)
     finally:

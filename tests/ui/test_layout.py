@@ -6,23 +6,23 @@ import itertools
 
 import pytest
 
-from nerts_lan.actions import Play, SlideUnder
-from nerts_lan.cards import DECK, Card
-from nerts_lan.engine import Options, Table, deal_round
-from nerts_lan.piles import NERTS, STOCK, WASTE, Pile, work_pile
+from nerts_lan.rules.actions import Play, SlideUnder
+from nerts_lan.rules.cards import DECK, Card
+from nerts_lan.rules.engine import deal_round
+from nerts_lan.rules.piles import NERTS, STOCK, WASTE, Pile, work_pile
+from nerts_lan.rules.state import Options, Table
 from tests.kit import layout, team
-from ui import intents
-from ui.layout import (
+from ui.kit.geometry import Rect
+from ui.table import intents
+from ui.table.cursor_frame import from_table_units, to_table_units
+from ui.table.layout import (
     ANY_FOUNDATION,
     PileRef,
-    Rect,
     card_at,
     compute_layout,
     drop_targets,
-    from_table_units,
     pile_at,
     placements,
-    to_table_units,
 )
 
 

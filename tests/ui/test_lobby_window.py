@@ -10,16 +10,15 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.advert import PROTOCOL, SERVICE_TYPE
+from nerts_lan.lan.advert import PROTOCOL, SERVICE_TYPE
 from nerts_lan.practice import MAX_OPPONENTS, PracticeConfig
 from net.discovery import Advert, Discovery
 from net.runtime import NetworkThread
 from tests.kit import layout, team
-from ui.lan_lobby import LanLobby
-from ui.lobby_screen import OPEN_TIMEOUT
-
-from .conftest import Harness
-from .test_lan_window import _button, _join_button, _run, _screen, _texts, _unique
+from tests.ui.conftest import Harness
+from tests.ui.test_lan_window import _button, _join_button, _run, _screen, _texts, _unique
+from ui.lobby.lan import LanLobby
+from ui.screens.lobby import OPEN_TIMEOUT
 
 _RED = (204, 24, 36)
 _BLUE = (22, 92, 210)
@@ -52,7 +51,7 @@ def _count_near(harness: Harness, rect: Any, colour: tuple[int, int, int]) -> in
 def _until_restyled(harness: Harness, screen: Any) -> None:
     """Frames until the cards show the look the options ask for (a few dozen frames)."""
     for _ in range(200):
-        if screen._restyle is None:
+        if screen.restyle.atlas is None:
             return
         harness.frame()
     raise AssertionError("the cards never showed the new look")
@@ -302,6 +301,21 @@ def test_the_practice_choices_cycle_both_ways_and_show_that_they_do(harness: Har
     assert _value_button(window.current, "100")  # the match target cycles too
 
 
+def test_a_click_on_the_drawn_arrows_of_a_short_value_steps_that_way(harness: Harness) -> None:
+    window = harness.window
+    window.show_menu()
+    opponents = window.current.settings.opponents
+    button = _value_button(window.current, str(opponents))
+    text = button.text
+    back_arrow = text.x - text.content_width / 2 + 3  # where the ‹ glyph is drawn
+    on_arrow = text.x + text.content_width / 2 - 3
+    harness.click(back_arrow, button.rect.center[1])
+    assert window.current.settings.opponents == (opponents - 1) % (MAX_OPPONENTS + 1)
+    button = _value_button(window.current, str(window.current.settings.opponents))
+    harness.click(on_arrow, button.rect.center[1])
+    assert window.current.settings.opponents == opponents
+
+
 def test_the_host_form_cycles_both_ways_and_the_bot_level_says_whom_it_changes(
     quick_lan_harness: Harness,
 ) -> None:
@@ -323,7 +337,7 @@ def test_the_host_form_cycles_both_ways_and_the_bot_level_says_whom_it_changes(
     bots = _run(harness, lambda: [b for b in screen.buttons if "Bots:" in b.text.text])[0]
     assert bots.text.text == "‹   Bots: medium   ›"
     _right_click(harness, *bots.rect.center)
-    assert screen.bot_level == "easy"
+    assert screen.table_page.bot_level == "easy"
     assert "for bots added from now on; seated bots keep theirs" in _texts(screen)
     harness.click(*_button(screen, "Leave").rect.center)
     assert _screen(harness) == "MenuScreen"
@@ -332,10 +346,10 @@ def test_the_host_form_cycles_both_ways_and_the_bot_level_says_whom_it_changes(
 def test_a_symbol_the_font_lacks_is_drawn_as_a_stand_in_never_as_a_box(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ui.widgets
+    import ui.kit.widgets
 
     # DejaVu Sans has 🃏; its Mono sibling, like many a laptop's default font, does not.
-    monkeypatch.setattr(ui.widgets, "FONT", "DejaVu Sans Mono")
+    monkeypatch.setattr(ui.kit.widgets, "FONT", "DejaVu Sans Mono")
     window = harness.window
     window.show_menu()
 

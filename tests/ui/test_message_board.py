@@ -3,7 +3,7 @@ gone. Pure: no window."""
 
 from __future__ import annotations
 
-from ui.messages import DEFAULT_LIFETIMES, MessageBoard, MessageKind
+from ui.table.message_strip import DEFAULT_LIFETIMES, MessageBoard, MessageKind
 
 
 def _texts(board: MessageBoard) -> list[str]:

@@ -11,16 +11,15 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.actions import Play
-from nerts_lan.cards import Card
-from nerts_lan.piles import ANY_FOUNDATION, NERTS
 from nerts_lan.practice import PracticeConfig
-from nerts_lan.session import PeerGone
+from nerts_lan.rules.actions import Play
+from nerts_lan.rules.cards import Card
+from nerts_lan.rules.piles import ANY_FOUNDATION, NERTS
+from nerts_lan.table.session import PeerGone
 from tests.kit import layout, team
-from ui.layout import Rect
-from ui.messages import MessageKind
-
-from .conftest import Harness
+from tests.ui.conftest import Harness
+from ui.kit.geometry import Rect
+from ui.table.message_strip import MessageKind
 
 SIZES = [(1024, 640), (1280, 800), (1920, 1080)]
 
@@ -66,11 +65,11 @@ def _frozen_practice(
 
 def _line_rects(screen: Any) -> list[Rect]:
     """Where each drawn message line is: its backdrop."""
-    return [Rect(box.x, box.y, box.width, box.height) for _, box in screen._strip.lines]
+    return [Rect(box.x, box.y, box.width, box.height) for _, box in screen.hud.strip.lines]
 
 
 def _said(screen: Any) -> list[str]:
-    return [shown.text for shown, _ in screen._strip.lines]
+    return [shown.text for shown, _ in screen.hud.strip.lines]
 
 
 def _name_rect(screen: Any) -> Rect:
@@ -106,14 +105,14 @@ def test_every_message_at_once_stays_readable_in_the_free_width(
     assert said[1] == screen.messages.text_of(MessageKind.HINT), said
     assert screen.messages.text_of(MessageKind.TABLE) == "Ada, Bo left the table (a bot plays on)"
     assert screen.messages.text_of(MessageKind.STUCK) == "You are stuck"
-    strip = screen._strip.rect
+    strip = screen.hud.strip.rect
     assert strip.w >= width * 0.45  # the free width, not a 200-pixel column
     lines = _line_rects(screen)
     for a, b in itertools.combinations(lines, 2):
         assert a.overlap(b) < 1.0, (a, b)
-    obstacles = [p.rect for p in screen._placements] + [b.rect for b in screen._buttons]
+    obstacles = [p.rect for p in screen.shown] + [b.rect for b in screen.hud.buttons]
     obstacles.append(_name_rect(screen))
-    for line, (shown, _) in zip(lines, screen._strip.lines, strict=True):
+    for line, (shown, _) in zip(lines, screen.hud.strip.lines, strict=True):
         assert shown.content_height < shown.font_size * 2.6, shown.text  # one line, no wrap
         assert strip.x <= line.x and line.right <= strip.right
         for rect in obstacles:

@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from nerts_lan import network_blocks
-from nerts_lan.networks import NetworkInterface
-from nerts_lan.windows_network import WindowsFindings, parse_profiles
+from nerts_lan.doctor import blocks as network_blocks
+from nerts_lan.doctor.windows import WindowsFindings, parse_profiles
 from net import refusals
-from ui.network_picker import NetworkPicker
-from ui.theme import WARN
-
-from .conftest import Harness
-from .test_lan_window import _texts
+from net.interfaces import NetworkInterface
+from tests.ui.conftest import Harness
+from tests.ui.test_lan_window import _texts
+from ui.kit.network_picker import NetworkPicker
+from ui.kit.theme import WARN
 
 WIFI = NetworkInterface("en0", "192.168.1.20", 24, default_route=True)
 MACOS = "macOS blocks this app from your network: System Settings → Privacy & Security"

@@ -5,19 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nerts_lan.networks import NetworkInterface
+from net.interfaces import NetworkInterface
+from tests.ui.conftest import Harness
+from tests.ui.test_lan_window import _button, _texts
 from ui.config import load_settings
-from ui.network_picker import NetworkPicker
-
-from .conftest import Harness
-from .test_lan_window import _button, _texts
+from ui.kit.network_picker import NetworkPicker
 
 WIFI = NetworkInterface("wlan0", "192.168.1.20", 24, default_route=True)
 ETHERNET = NetworkInterface("enp3s0", "10.0.0.7", 24)
 
 
 def _networks(remembered: str) -> list[NetworkInterface]:
-    """This laptop's usable networks, as nerts_lan.networks ranks them (remembered first)."""
+    """This laptop's usable networks, as nerts_lan.lan.networks ranks them (remembered first)."""
     found = [WIFI, ETHERNET]
     return sorted(found, key=lambda i: i.name != remembered)
 
@@ -86,7 +85,7 @@ def test_a_window_without_the_lan_shows_no_network(harness: Harness) -> None:
 
 
 def test_the_lan_lobby_browses_again_on_the_network_picked() -> None:
-    from ui.lan_lobby import LanLobby
+    from ui.lobby.lan import LanLobby
 
     lobby = LanLobby(None)
     try:
@@ -105,7 +104,7 @@ def test_the_lan_lobby_browses_again_on_the_network_picked() -> None:
 def test_the_lan_window_plays_on_the_ranked_network_or_the_remembered_or_the_given_one(
     settings_dir: Path, monkeypatch: Any
 ) -> None:
-    import nerts_lan.networks
+    import nerts_lan.lan.networks
     from ui.app import make_lan_window
     from ui.config import WindowConfig, save_settings
 
@@ -116,7 +115,7 @@ def test_the_lan_window_plays_on_the_ranked_network_or_the_remembered_or_the_giv
 
         return rank_interfaces([docker, ETHERNET, WIFI], "wlan0", remembered or None)
 
-    monkeypatch.setattr(nerts_lan.networks, "playable_networks", networks)
+    monkeypatch.setattr(nerts_lan.lan.networks, "playable_networks", networks)
     interfaces = []
     for config in (WindowConfig(), None, WindowConfig(interface="127.0.0.1")):
         if config is None:

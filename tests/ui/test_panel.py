@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 from nerts_lan.practice import BOT_NAMES, PracticeConfig, PracticeSession
-from nerts_lan.session import PacedSession
+from nerts_lan.table.session import PacedSession
 from tests.kit import layout, piles, team
-
-from .conftest import Harness
+from tests.ui.conftest import Harness
 
 SIZES = [(1024, 640), (1280, 800), (1920, 1080)]
 
@@ -59,7 +58,7 @@ def _round_over(harness: Harness, screen: Any) -> Any:
     """The player calls Nerts; the banner passes; the panel, still in its quiet moment."""
     from pyglet.window import key
 
-    from ui.overlays import ScoreOverlay
+    from ui.table.overlays import ScoreOverlay
 
     harness.key(key.X)
     for _ in range(200):
@@ -82,7 +81,7 @@ def test_space_hammered_as_a_bot_calls_nerts_leaves_the_scores_up(harness: Harne
     """The user test's flow: the player flips and flips while a bot calls Nerts."""
     from pyglet.window import key
 
-    from ui.overlays import ScoreOverlay
+    from ui.table.overlays import ScoreOverlay
 
     # Ada's nerts pile is empty and yours nearly: she calls Nerts within her reaction time.
     screen = _practice(harness, nerts="9C 5H", delay_scale=1.0)
@@ -140,7 +139,7 @@ def test_the_panels_buttons_never_sit_over_a_clickable_pile(
     card_size: str,
     opponents: int,
 ) -> None:
-    from ui.layout import clickable_piles
+    from ui.table.layout import clickable_piles
 
     harness = window_of(*size)
     window = harness.window
@@ -152,7 +151,7 @@ def test_the_panels_buttons_never_sit_over_a_clickable_pile(
     assert (layout_now.width, layout_now.height) == size
 
     clickable = [rect for _, rect in clickable_piles(layout_now)]
-    clickable += [button.rect for button in screen._buttons]
+    clickable += [button.rect for button in screen.hud.buttons]
     for button in panel.buttons:
         assert button.rect.right <= size[0] and button.rect.top <= size[1]
         for rect in clickable:
@@ -173,11 +172,11 @@ def test_the_tables_menu_and_esc_ask_before_leaving_and_stray_keys_stay(
 ) -> None:
     from pyglet.window import key
 
-    from ui.confirm import ConfirmOverlay
-    from ui.menu_screen import MenuScreen
+    from ui.screens.menu import MenuScreen
+    from ui.table.confirm import ConfirmOverlay
 
     screen = _practice(harness, nerts="9C 5H")
-    menu = next(b for b in screen._buttons if b.text.text == "Menu")
+    menu = next(b for b in screen.hud.buttons if b.text.text == "Menu")
 
     harness.click(*menu.rect.center)
     assert isinstance(screen.overlay, ConfirmOverlay)
@@ -192,9 +191,9 @@ def test_the_tables_menu_and_esc_ask_before_leaving_and_stray_keys_stay(
     harness.key(key.N)  # with a card picked, Esc drops the pick and asks nothing
     harness.key(key.ESCAPE)
     harness.key(key.N)
-    assert screen.selection is not None and screen.overlay is None
+    assert screen.marking.selection is not None and screen.overlay is None
     harness.key(key.ESCAPE)
-    assert screen.selection is None and screen.overlay is None
+    assert screen.marking.selection is None and screen.overlay is None
 
     harness.key(key.ESCAPE)
     leave = next(b for b in screen.overlay.buttons if b.text.text.startswith("Leave"))
@@ -205,8 +204,8 @@ def test_the_tables_menu_and_esc_ask_before_leaving_and_stray_keys_stay(
 def test_the_panels_menu_asks_and_stay_brings_the_scores_back(harness: Harness) -> None:
     from pyglet.window import key
 
-    from ui.confirm import ConfirmOverlay
-    from ui.menu_screen import MenuScreen
+    from ui.screens.menu import MenuScreen
+    from ui.table.confirm import ConfirmOverlay
 
     screen = _practice(harness)
     panel = _round_over(harness, screen)
@@ -229,7 +228,7 @@ def test_the_panels_menu_asks_and_stay_brings_the_scores_back(harness: Harness) 
 def test_a_finished_match_and_a_closed_practice_window_do_not_ask(harness: Harness) -> None:
     from pyglet.window import key
 
-    from ui.menu_screen import MenuScreen
+    from ui.screens.menu import MenuScreen
 
     screen = _practice(harness)
     screen.match_over = True  # as after MatchEnded: nothing is lost by leaving now
@@ -275,7 +274,7 @@ class _LanLike:
 def test_closing_the_window_during_a_lan_round_asks_first(harness: Harness) -> None:
     from pyglet.window import key
 
-    from ui.confirm import ConfirmOverlay
+    from ui.table.confirm import ConfirmOverlay
 
     state = layout(
         team("You", ("You",), nerts="9C 5H", stock="3S 4S"),

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from nerts_lan.lan.rejoining import unreachable_line, unreachable_text
 from nerts_lan.practice import PracticeConfig
-from nerts_lan.session import LeftBehind, TablePaused
+from nerts_lan.table.session import LeftBehind, TablePaused, Unreachable
 from tests.kit import layout, piles, team
-from ui.lan_lobby import LanLobby
-
-from .conftest import Harness
+from tests.ui.conftest import Harness
+from ui.lobby.lan import LanLobby
 
 
 def _table_with_a_say_in_pauses(harness: Harness) -> tuple[Any, list[object]]:
@@ -67,7 +67,7 @@ def test_a_paused_table_shows_a_banner_until_it_is_back(harness: Harness) -> Non
     extra.append(TablePaused(False))
     harness.settle(0.2)
     assert not screen.pause_banner.shown
-    assert "The table is back" in [shown.text for shown, _ in screen._strip.lines]
+    assert "The table is back" in [shown.text for shown, _ in screen.hud.strip.lines]
     assert harness.pixel(*_top_middle(harness)) == plain
 
 
@@ -80,8 +80,22 @@ def test_a_wait_that_ends_with_the_table_gone_on_says_so(harness: Harness) -> No
     extra.extend([TablePaused(False), LeftBehind()])
     harness.settle(0.2)
     assert not screen.pause_banner.shown
-    said = [shown.text for shown, _ in screen._strip.lines]
+    said = [shown.text for shown, _ in screen.hud.strip.lines]
     assert said[0].startswith("The table went on without you"), said
+
+
+def test_a_laptop_the_others_cannot_hear_says_why_it_sits_out_and_when_it_tries_again(
+    harness: Harness,
+) -> None:
+    """Let go a third time in a row (``Unreachable``): the window says what fails and when it
+    tries again, instead of a plain "the table went on without you" every few seconds."""
+    screen, extra = _table_with_a_say_in_pauses(harness)
+    wait = Unreachable(20.0, 3, ("Bo",), unreachable_text(("Bo",), 20.0))
+    extra.extend([LeftBehind(), wait])
+    harness.settle(0.2)
+    said = [shown.text for shown, _ in screen.hud.strip.lines]
+    assert said[0] == unreachable_line(("Bo",), 20.0), said
+    assert said[0].startswith("Your laptop can't hear Bo") and "20 s" in said[0]
 
 
 class _PausingSession:

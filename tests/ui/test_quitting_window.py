@@ -16,14 +16,13 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.advert import LanOptions
-from nerts_lan.lan_session import LanSession
-from nerts_lan.session import PeerGone
+from nerts_lan.lan.advert import LanOptions
+from nerts_lan.lan.seat import LanSession
+from nerts_lan.table.session import PeerGone
+from tests.ui.conftest import Harness
+from tests.ui.lan_kit import run_until
 from tests.waiting import until
-from ui.lobby import HostRequest
-
-from .conftest import Harness
-from .lan_kit import run_until
+from ui.lobby.provider import HostRequest
 
 pyglet = pytest.importorskip("pyglet")
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from nerts_lan.replay import PACE
 from tests.test_replay import ROOT, load, write_match_log
-
-from .conftest import Harness
+from tests.ui.conftest import Harness
 
 
 def _open(harness: Harness, log: Path) -> object:
@@ -24,8 +23,8 @@ def test_the_replay_plays_steps_and_skips_rounds_and_escape_leaves(
 ) -> None:
     from pyglet.window import key
 
-    from ui.overlays import ScoreOverlay
-    from ui.replay_screen import ReplayScreen
+    from ui.screens.replay import ReplayScreen
+    from ui.table.overlays import ScoreOverlay
 
     screen = _open(harness, write_match_log(tmp_path))
     assert isinstance(screen, ReplayScreen)
@@ -44,7 +43,7 @@ def test_the_replay_plays_steps_and_skips_rounds_and_escape_leaves(
     harness.settle(0.5)
     assert replay.action_number == shown + 1 and screen.session.view != before
     assert harness.pixels()[0] != pixels
-    assert screen._round_label.text == (
+    assert screen.hud.round_label.text == (
         f"round 1 of {rounds} · action {shown + 1} of {actions} · paused 1×"
     )
 
@@ -57,13 +56,13 @@ def test_the_replay_plays_steps_and_skips_rounds_and_escape_leaves(
     harness.key(key.N)
     harness.settle(0.2)
     assert replay.round_number == 2
-    assert screen._round_label.text.startswith(f"round 2 of {rounds} · action ")
+    assert screen.hud.round_label.text.startswith(f"round 2 of {rounds} · action ")
 
     for _ in range(rounds - 1):
         harness.key(key.N)  # past the last deal: the last round's end and the final scores
     harness.settle(2.5)
     assert isinstance(screen.overlay, ScoreOverlay) and screen.overlay.match_over
-    assert screen._round_label.text.endswith("end of the match")
+    assert screen.hud.round_label.text.endswith("end of the match")
 
     harness.key(key.ESCAPE)  # closes the scoreboard
     assert screen.overlay is None and harness.window.current is screen
@@ -106,7 +105,7 @@ def test_a_damaged_log_replays_up_to_the_damage_and_says_so(
     harness.key(key.N)  # the log stops in its last round: its last action, no scoreboard
     harness.settle(2.5)
     assert screen.overlay is None
-    assert screen._round_label.text.endswith("end of the log")
+    assert screen.hud.round_label.text.endswith("end of the log")
 
 
 _DRIVER = """
@@ -126,7 +125,7 @@ def leave_once_it_plays(dt):
     window.dispatch_event("on_key_press", key.ESCAPE, 0)
 
 pyglet.clock.schedule_interval(leave_once_it_plays, 0.05)
-from nerts_lan.cli import main
+from nerts_lan.cli.main import main
 sys.exit(main(["replay", sys.argv[1]]))
 """
 

@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from tests.kit import piles
-from ui.theme import CARD_FACE, TEXT
-
-from .conftest import Harness, practice_with_a_lone_ace
+from tests.ui.conftest import Harness, practice_with_a_lone_ace
+from ui.kit.theme import CARD_FACE, TEXT
 
 pyglet = pytest.importorskip("pyglet")
 
@@ -118,7 +117,7 @@ def test_at_scale_2_the_mouse_in_pixels_lands_on_the_card_the_player_points_at(
 
 
 def _names(cards: Any) -> list[str]:
-    from nerts_lan.cards import Card
+    from nerts_lan.rules.cards import Card
 
     return [str(Card(card)) for card in cards]
 
@@ -128,7 +127,7 @@ def test_the_coach_opens_its_replay_window_at_the_game_windows_size_in_points(
 ) -> None:
     from pyglet.window import key
 
-    from ui.overlays import ScoreOverlay
+    from ui.table.overlays import ScoreOverlay
 
     screen = practice_with_a_lone_ace(retina)
     retina.settle(6.0)  # the A♥ waits six seconds: a moment for the coach

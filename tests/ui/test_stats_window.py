@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nerts_lan.history_rounds import fold_logged_rounds
-from nerts_lan.history_stats import Record
+from nerts_lan.history.stats import Record
+from nerts_lan.matchlog.rounds import fold_logged_rounds
 from tests.test_history import timed_records, write_log
-from ui.layout import Rect
-from ui.stats_screen import chart_points, record_rows
-
-from .conftest import Harness
+from tests.ui.conftest import Harness
+from ui.kit.geometry import Rect
+from ui.screens.stats import chart_points, record_rows
 
 
 def _button(screen: object, caption: str) -> object:
@@ -39,8 +38,8 @@ def test_the_menus_stats_button_shows_this_laptops_players_and_back_leaves(
 ) -> None:
     from pyglet.window import key
 
-    from ui.menu_screen import MenuScreen
-    from ui.stats_screen import StatsScreen
+    from ui.screens.menu import MenuScreen
+    from ui.screens.stats import StatsScreen
 
     write_log(_private_data_folder / "logs")
     harness.window.show_menu()
@@ -69,7 +68,7 @@ def test_the_menus_stats_button_shows_this_laptops_players_and_back_leaves(
 def test_an_unreadable_history_is_one_sentence_on_the_stats_screen(
     harness: Harness, _private_data_folder: Path
 ) -> None:
-    from ui.stats_screen import StatsScreen
+    from ui.screens.stats import StatsScreen
 
     (_private_data_folder / "history.sqlite").mkdir(parents=True)  # a folder where the file goes
     harness.window.show_stats()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from nerts_lan.actions import CallNerts, DeclareStuck, Play
 from nerts_lan.practice import PracticeConfig
+from nerts_lan.rules.actions import CallNerts, DeclareStuck, Play
 from tests.kit import layout, team
-from ui.messages import MessageKind
-from ui.theme import GOOD
-
-from .conftest import Harness
+from tests.ui.conftest import Harness
+from ui.kit.theme import GOOD
+from ui.table.message_strip import MessageKind
 
 _ADA = team("Ada", ("Ada",), nerts="KD QD", work=("KC", "KH", "KS", "QC"), stock="2S 3S")
 
@@ -60,7 +59,7 @@ def test_a_hint_in_a_cascade_outlines_the_card_it_names_not_the_cards_on_it(
 
     _hint(harness)
 
-    assert isinstance(screen.hint, Play) and str(screen.hint.card) == "8C"
+    assert isinstance(screen.marking.hint, Play) and str(screen.marking.hint.card) == "8C"
     column = eight.x + eight.w * 0.5
     marks = _column_marks(harness, column, seven.y, eight.top + 8)
     assert marks, "the 8♣ is not outlined"
@@ -73,7 +72,7 @@ def test_a_hint_on_the_nerts_pile_leaves_the_name_above_it_whole(harness: Harnes
     nerts = screen.view.layout.own_area.nerts
     _hint(harness)
 
-    assert isinstance(screen.hint, Play) and screen.hint.source.kind == "nerts"
+    assert isinstance(screen.marking.hint, Play) and screen.marking.hint.source.kind == "nerts"
     column = nerts.x + nerts.w * 0.3
     assert _column_marks(harness, column, nerts.y, nerts.top)
     assert not _column_marks(harness, column, nerts.top, nerts.top + 20)
@@ -97,7 +96,7 @@ def test_the_hint_says_stuck_after_a_pass_through_the_stock_that_played_nothing(
 
     _hint(harness)
 
-    assert screen.hint == DeclareStuck("You")
+    assert screen.marking.hint == DeclareStuck("You")
     assert "press S" in _hint_text(screen)
 
 
@@ -106,7 +105,7 @@ def test_the_hint_says_nerts_once_the_pile_is_empty(harness: Harness) -> None:
     far_from_nerts = team("Ada", ("Ada",), nerts="KD QD JD 10D 9D", work=("KC", "KH", "KS", "QC"))
     screen = _practice(harness, mine, far_from_nerts)
     _hint(harness)
-    assert screen.hint == CallNerts("You")
+    assert screen.marking.hint == CallNerts("You")
     assert "Nerts" in _hint_text(screen)
 
 
@@ -163,7 +162,7 @@ def test_the_first_practice_is_a_guided_round_offered_once_and_skippable(
     harness: Harness,
 ) -> None:
     from ui.config import load_settings
-    from ui.guide import LESSONS
+    from ui.table.guide import LESSONS
 
     def practice_from_menu() -> Any:
         harness.window.show_menu()
@@ -175,20 +174,24 @@ def test_the_first_practice_is_a_guided_round_offered_once_and_skippable(
         return harness.window.current
 
     screen = practice_from_menu()
-    panel = screen._guide_panel
+    panel = screen.marking.guide_panel
     assert panel is not None and load_settings().guide_offered
     assert screen.session.config.delay_scale > 1  # slow bots while the player reads
     lessons = [text for text in LESSONS.values() if text in panel.text]
     assert len(lessons) == 1, panel.text  # one explanation at a time
-    assert screen.hint is not None  # the next move is pointed at without asking
-    marked = screen.view._marks
+    assert screen.marking.hint is not None  # the next move is pointed at without asking
+    marked = screen.view.pointers.marks
     assert marked, "the guide's move is not outlined"
 
     harness.click(*panel.skip.rect.center)
-    assert screen._guide_panel is None and screen.guide is None and not screen.view._marks
+    assert (
+        screen.marking.guide_panel is None
+        and screen.marking.guide is None
+        and not screen.view.pointers.marks
+    )
 
     again = practice_from_menu()
-    assert again._guide_panel is None and again.session.config.delay_scale == 1
+    assert again.marking.guide_panel is None and again.session.config.delay_scale == 1
 
 
 def test_the_guide_never_covers_the_foundation_its_move_goes_to(harness: Harness) -> None:
@@ -205,9 +208,9 @@ def test_the_guide_never_covers_the_foundation_its_move_goes_to(harness: Harness
     harness.settle(0.2)
     screen = harness.window.current
 
-    assert isinstance(screen.hint, Play) and str(screen.hint.card) == "3C"
+    assert isinstance(screen.marking.hint, Play) and str(screen.marking.hint.card) == "3C"
     target = screen.view.layout.foundation_rect(6)
-    panel = screen._guide_panel
+    panel = screen.marking.guide_panel
     assert panel is not None and panel._area.overlap(target) == 0
     assert _column_marks(harness, target.x + 1, target.y, target.top)  # its outline shows
 

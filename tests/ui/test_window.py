@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.cards import DECK
 from nerts_lan.practice import PracticeConfig
+from nerts_lan.rules.cards import DECK
 from tests.kit import layout, piles, team
-
-from .conftest import Harness
+from tests.ui.conftest import Harness
 
 FELT_MAX_RED = 60  # the green cloth: anything with more red than this is a card or a label
 CARD_FACE_MIN = 200
@@ -82,7 +81,7 @@ def test_a_refused_drop_snaps_back_with_the_reason_in_players_words(harness: Har
     below = (landing.x + landing.w * 0.85, landing.y + landing.h * 0.15)
 
     harness.drag(area.nerts.center, landing.center)
-    said = [shown.text for shown, _ in screen._strip.lines]
+    said = [shown.text for shown, _ in screen.hud.strip.lines]
     harness.settle(0.6)
 
     assert piles(screen.session.view) == before

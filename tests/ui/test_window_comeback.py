@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.net_real.peers import PeerProcess, headless
-
-from .conftest import Harness
-from .test_lan_window import _button, _run, _screen, _texts
+from tests.ui.conftest import Harness
+from tests.ui.test_lan_window import _button, _run, _screen, _texts
 
 
 def test_hosting_again_after_a_crash_goes_back_to_the_table_and_says_so(

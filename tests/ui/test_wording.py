@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.actions import Action, CallNerts, Flip, Play
-from nerts_lan.cards import Card
-from nerts_lan.engine import DEAD_ROUND_ROTATIONS, RejectionKind, State, apply
-from nerts_lan.piles import ANY_FOUNDATION, NERTS, WASTE, Pile, foundation_pile, work_pile
-from nerts_lan.state import Rejection
+from nerts_lan.rules.actions import Action, CallNerts, Flip, Play
+from nerts_lan.rules.cards import Card
+from nerts_lan.rules.engine import DEAD_ROUND_ROTATIONS, apply
+from nerts_lan.rules.piles import ANY_FOUNDATION, NERTS, WASTE, Pile, foundation_pile, work_pile
+from nerts_lan.rules.state import Rejection, RejectionKind, State
 from tests.kit import layout, team
-from ui.wording import card_name, pile_name, player_words, refusal, stocks_rotated
+from ui.kit.wording import card_name, pile_name, player_words, refusal, stocks_rotated
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,1 @@
+"""The bots: who plays what, and when."""

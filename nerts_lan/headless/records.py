@@ -1,0 +1,82 @@
+"""The JSON lines a headless peer prints for how its table and its laptop fare: members that go
+silent, leave, come back, a table that pauses, and a laptop that moves or sleeps (the list is in
+``nerts_lan.headless.play``'s docstring)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from nerts_lan.table.commands import Sit
+from nerts_lan.table.session import (
+    AddressChanged,
+    Away,
+    BackAtTable,
+    EntryIgnored,
+    IgnoredKind,
+    LeftBehind,
+    PeerGone,
+    PeerHeardAgain,
+    PeerReturned,
+    PeerWentSilent,
+    Reconnected,
+    TableGone,
+    TablePaused,
+    Unreachable,
+)
+
+__all__ = ["membership_record", "whereabouts_record"]
+
+log = logging.getLogger("nerts_lan.headless.play")
+
+Record = dict[str, Any]
+
+
+def whereabouts_record(event: object) -> Record | None:
+    """The lines of a laptop that moves or sleeps (``nerts_lan.lan.whereabouts``)."""
+    if isinstance(event, AddressChanged):
+        return {"event": "address_changed", "old": event.old, "new": event.new}
+    if isinstance(event, Reconnected):
+        return {"event": "reconnected", "address": event.address, "peers": event.peers}
+    if isinstance(event, Away):
+        return {"event": "away", "seconds": event.seconds}
+    if isinstance(event, BackAtTable):
+        return {"event": "back_at_table", "seconds": event.seconds}
+    if isinstance(event, TableGone):
+        return {"event": "table_gone", "message": event.reason}
+    return None
+
+
+def membership_record(event: object) -> Record | None:
+    """The lines of the table's members coming, going, falling silent and of what it ignored."""
+    if isinstance(event, PeerWentSilent):
+        return {"event": "peer_went_silent", "peer": event.peer, "name": event.name}
+    if isinstance(event, PeerHeardAgain):
+        return {"event": "peer_heard_again", "peer": event.peer, "name": event.name}
+    if isinstance(event, PeerGone):
+        gone = "peer_left" if event.left else "peer_gone"
+        return {"event": gone, "peer": event.peer, "players": list(event.players)}
+    if isinstance(event, PeerReturned):
+        return {"event": "peer_returned", "peer": event.peer, "players": list(event.players)}
+    if isinstance(event, TablePaused):
+        if event.paused:
+            return {"event": "table_paused", "reason": "waiting for the table"}
+        return {"event": "table_back"}
+    if isinstance(event, LeftBehind):
+        return {"event": "rejoining", "reason": "the table went on without us"}
+    if isinstance(event, Unreachable):
+        return {
+            "event": "unreachable",
+            "wait": event.seconds,
+            "exclusions": event.exclusions,
+            "unheard": list(event.unheard),
+            "message": event.message,
+        }
+    if isinstance(event, EntryIgnored):
+        if event.kind is IgnoredKind.REFUSED and event.command == Sit.KIND:
+            # Two peers asked for one seat at once: the later one sits elsewhere (its ``seated``
+            # line says where). Lobby traffic, not a fault.
+            log.info("%s did not get its seat: %s", event.peer, event.reason)
+            return None
+        return {"event": "ignored", "peer": event.peer, "reason": event.reason}
+    return None

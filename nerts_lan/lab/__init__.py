@@ -1,0 +1,1 @@
+"""The lab: simulators, benchmarks, network labs and fault generators (only the cli imports it)."""

@@ -1,0 +1,1 @@
+"""The match log on disk and the rounds read back from it."""

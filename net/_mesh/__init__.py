@@ -1,0 +1,1 @@
+"""The mesh: authenticated links between peers over TCP and datagrams (asyncio)."""

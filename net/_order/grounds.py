@@ -1,0 +1,26 @@
+"""Our own grounds for removing members: whom we heard nothing from for the exclusion timeout.
+Private to `net._order.core`; see "Membership (views)" in docs/protocol.md (what the voters' grounds
+together remove is `net._order.viewchange.choose_change`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+__all__ = ["observe"]
+
+
+def observe(
+    view: Mapping[str, int],
+    me: str,
+    silence: Callable[[str], float],
+    exclude_timeout: float,
+    violators: set[tuple[str, int]],
+) -> dict[str, int]:
+    """Members we have heard nothing from for the exclusion timeout (or that broke the
+    protocol): our own grounds to remove them."""
+    return {
+        p: inc
+        for p, inc in view.items()
+        if p != me and (silence(p) >= exclude_timeout or (p, inc) in violators)
+    }

@@ -1,0 +1,75 @@
+"""A joiner's side of joining: it asks its contacts until its first decision, keeps what
+co-joiners send early, and votes in its predecessor's place. Private to `net._order.core`; see
+"Joiners" in docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+from net._order.agreement import MAX_KEPT_FRAMES
+from net._order.messages import JoinRequest, Message
+from net._order.outbox import Outbox
+from net._order.slotvote import SlotVoter
+from net._order.viewchange import VoteRecord
+
+__all__ = ["JoinAttempt"]
+
+
+class JoinAttempt:
+    """The join requests to `contacts` and their retry deadline, the frames a joiner gets before
+    its first decision tells it the view, and the vote of a returning incarnation."""
+
+    def __init__(
+        self,
+        outbox: Outbox,
+        contacts: list[str],
+        retry_interval: float,
+        predecessor: VoteRecord | None,
+    ) -> None:
+        self._out = outbox
+        self._contacts = contacts
+        self._retry_interval = retry_interval
+        self._slot = SlotVoter(outbox, predecessor)
+        self._early: list[tuple[str, Message]] = []
+        self._deadline: float | None = None
+
+    @property
+    def deadline(self) -> float | None:
+        """When the join requests go out again (None once admitted, or before the first ask)."""
+        return self._deadline
+
+    def ask(self, now: float) -> None:
+        """Send a join request to every contact and set the retry deadline."""
+        out = self._out
+        ts = out.tick_clock()
+        out.broadcast(JoinRequest(ts, out.incarnation, {}), self._contacts)
+        self._deadline = now + self._retry_interval
+
+    def retry_if_due(self, now: float) -> None:
+        """Ask again once the deadline passed without a decision that admits us."""
+        if self._deadline is not None and now >= self._deadline:
+            self.ask(now)
+
+    def admitted(self) -> None:
+        """The first decision admitted us: no more join requests."""
+        self._deadline = None
+
+    def vote(self, peer: str, msg: Message) -> None:
+        """A member's Prepare or Accept for the view change that adds us (a returning
+        incarnation votes in its predecessor's place)."""
+        if self._out.incarnation > 0:
+            self._slot.on_message(peer, msg)
+
+    def vote_record(self) -> VoteRecord | None:
+        """Our vote so far, for our successor (None without a predecessor's record)."""
+        return self._slot.record()
+
+    def keep(self, peer: str, msg: Message) -> None:
+        """Keep a frame a co-joiner sent before our first decision, or a later decision that
+        overtook the one adding us (up to `MAX_KEPT_FRAMES`)."""
+        if len(self._early) < MAX_KEPT_FRAMES:
+            self._early.append((peer, msg))
+
+    def take_kept(self) -> list[tuple[str, Message]]:
+        """The frames kept so far, in arrival order; none are kept after."""
+        early, self._early = self._early, []
+        return early

@@ -1,0 +1,76 @@
+"""The vote of a returning incarnation in place of its predecessor. Private to `net._order.core`;
+see "Membership (views)" in docs/protocol.md.
+
+A laptop that restarts comes back as a new incarnation and asks to join; its predecessor is
+still a voter of the view (dead, it never votes again). When the view cannot reach a quorum
+without that slot (a table of two whose lowest id restarted; a rolling restart of a bigger
+table), the new incarnation votes in its predecessor's place, continuing the predecessor's own
+vote: the application hands it the predecessor's `VoteRecord` (kept where a crash does not lose
+it). It never votes in an epoch before the record's (the predecessor may have voted there), and
+without a record it never votes. It holds no entries and no clock to freeze, so its promise
+carries nothing but its vote.
+"""
+
+from __future__ import annotations
+
+from net._order.certify import vote_proof
+from net._order.messages import Accept, Accepted, Message, Prepare, Promise
+from net._order.outbox import Outbox
+from net._order.viewchange import NO_BALLOT, Ballot, Change, VoteRecord
+
+__all__ = ["SlotVoter"]
+
+
+class SlotVoter:
+    """The acceptor state of a joining incarnation for each epoch it was asked about."""
+
+    def __init__(self, outbox: Outbox, predecessor: VoteRecord | None) -> None:
+        self._out = outbox
+        self._first_epoch = predecessor.epoch if predecessor is not None else None
+        # epoch -> (promised ballot, accepted ballot, accepted change)
+        self._state: dict[int, tuple[Ballot, Ballot, Change | None]] = {}
+        if predecessor is not None:
+            self._state[predecessor.epoch] = predecessor[1:]
+
+    def record(self) -> VoteRecord | None:
+        """Our vote so far (the latest epoch we were asked about), to hand to our successor."""
+        if self._first_epoch is None:
+            return None
+        epoch = max(self._state)
+        return VoteRecord(epoch, *self._state[epoch])
+
+    def on_message(self, peer: str, msg: Message) -> None:
+        """Answer a member's Prepare or Accept for the view change that adds us."""
+        if self._first_epoch is None or getattr(msg, "epoch", -1) < self._first_epoch:
+            return
+        if isinstance(msg, Prepare):
+            self._on_prepare(peer, msg)
+        elif isinstance(msg, Accept):
+            self._on_accept(peer, msg)
+
+    def _on_prepare(self, peer: str, msg: Prepare) -> None:
+        promised, accepted, value = self._state.get(msg.epoch, (NO_BALLOT, NO_BALLOT, None))
+        ballot = Ballot(msg.ballot, peer)
+        if ballot > promised:
+            promised = ballot
+            self._state[msg.epoch] = (promised, accepted, value)
+        out = self._out
+        value = value or Change(0, {}, {})
+        promise = Promise(
+            out.tick_clock(), out.incarnation, {}, msg.epoch, promised.number,
+            promised.proposer, 0, {}, {}, {}, {out.peer_id: out.incarnation},
+            accepted.number, accepted.proposer, value.marker, dict(value.removals),
+            dict(value.additions), (), False,
+        )  # fmt: skip
+        out.send(peer, promise)
+
+    def _on_accept(self, peer: str, msg: Accept) -> None:
+        promised, _, _ = self._state.get(msg.epoch, (NO_BALLOT, NO_BALLOT, None))
+        ballot = Ballot(msg.ballot, peer)
+        if ballot < promised:
+            return
+        change = Change(msg.marker, msg.removals, msg.additions)
+        self._state[msg.epoch] = (ballot, ballot, change)
+        out = self._out
+        proof = vote_proof(out, msg.epoch, ballot, change)  # signed with the laptop's one key
+        out.send(peer, Accepted(out.tick_clock(), out.incarnation, {}, msg.epoch, *ballot, proof))

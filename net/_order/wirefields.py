@@ -1,0 +1,177 @@
+"""The building blocks of the wire messages (net/_order/messages.py): the limits of a frame, a
+removal, and the strict checks of each kind of field value, each raising `RemoteProtocolError`
+naming the field. Private to `net`; use `net._order.messages`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeAlias
+
+from net._identity import PROOF_SIZE
+from net.errors import RemoteProtocolError
+from net.events import LogEntry
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "MAX_INT",
+    "REASON_EXCLUDED",
+    "REASON_LEFT",
+    "Limits",
+    "Removal",
+    "Seen",
+]
+
+MAX_INT: Final = 2**63 - 1
+REASON_EXCLUDED: Final = "excluded"
+REASON_LEFT: Final = "left"
+
+Seen: TypeAlias = Mapping[str, tuple[int, int]]
+"""peer id -> (incarnation, highest timestamp received from that incarnation)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one frame may contain; anything beyond is a protocol error."""
+
+    max_frame_bytes: int = 4 * 1024 * 1024
+    max_depth: int = 32
+    max_str_len: int = 64 * 1024
+    max_bin_len: int = 4 * 1024 * 1024
+    max_array_len: int = 100_000
+    max_map_len: int = 10_000
+    max_peer_id_len: int = 64
+
+
+DEFAULT_LIMITS: Final = Limits()
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A member leaving the view: its incarnation, a timestamp (frontier or cut) and why. At a
+    signed table a leave carries the leaver's `proof` that it left (its signed notice), so that
+    nobody can claim that a third party left; it takes no part in comparisons."""
+
+    incarnation: int
+    ts: int
+    reason: str
+    proof: bytes | None = field(default=None, compare=False)
+
+
+_REASONS: Final = frozenset({REASON_EXCLUDED, REASON_LEFT})
+
+
+def check_int(value: object, field: str, low: int) -> int:
+    if type(value) is not int:
+        raise RemoteProtocolError(field, f"expected an integer, got {type(value).__name__}")
+    if not low <= value <= MAX_INT:
+        raise RemoteProtocolError(field, f"{value} out of range [{low}, 2**63-1]")
+    return value
+
+
+def check_bool(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise RemoteProtocolError(field, f"expected true or false, got {type(value).__name__}")
+    return value
+
+
+def check_peer(value: object, field: str, limits: Limits) -> str:
+    if not isinstance(value, str):
+        raise RemoteProtocolError(field, f"peer id must be a string, got {type(value).__name__}")
+    if not 1 <= len(value) <= limits.max_peer_id_len:
+        raise RemoteProtocolError(field, "peer id empty or too long")
+    return value
+
+
+def check_map(value: object, field: str) -> dict[Any, Any]:
+    if not isinstance(value, dict):
+        raise RemoteProtocolError(field, f"expected a map, got {type(value).__name__}")
+    return value
+
+
+def check_seen(value: object, limits: Limits, field: str = "seen") -> dict[str, tuple[int, int]]:
+    result: dict[str, tuple[int, int]] = {}
+    for key, pair in check_map(value, field).items():
+        peer = check_peer(key, field, limits)
+        where = f"{field}[{peer}]"
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise RemoteProtocolError(where, "expected [incarnation, timestamp]")
+        result[peer] = (check_int(pair[0], where + ".inc", 0), check_int(pair[1], where + ".ts", 0))
+    return result
+
+
+def check_peer_ints(value: object, field: str, limits: Limits) -> dict[str, int]:
+    return {
+        check_peer(k, field, limits): check_int(v, f"{field}[{k}]", 0)
+        for k, v in check_map(value, field).items()
+    }
+
+
+def check_removals(value: object, field: str, limits: Limits) -> dict[str, Removal]:
+    result: dict[str, Removal] = {}
+    for key, item in check_map(value, field).items():
+        peer = check_peer(key, field, limits)
+        where = f"{field}[{peer}]"
+        if not isinstance(item, list) or len(item) not in (3, 4):
+            raise RemoteProtocolError(where, "expected [incarnation, timestamp, reason(, proof)]")
+        if item[2] not in _REASONS:
+            raise RemoteProtocolError(where + ".reason", f"unknown reason {item[2]!r}")
+        proof = check_proof(item[3], where + ".proof") if len(item) == 4 else None
+        result[peer] = Removal(
+            check_int(item[0], where + ".inc", 0),
+            check_int(item[1], where + ".ts", 0),
+            item[2],
+            proof,
+        )
+    return result
+
+
+def check_entry_list(value: object, field: str, limits: Limits) -> tuple[LogEntry, ...]:
+    if not isinstance(value, list):
+        raise RemoteProtocolError(field, f"expected an array, got {type(value).__name__}")
+    result = []
+    for i, item in enumerate(value):
+        where = f"{field}[{i}]"
+        if not isinstance(item, list) or len(item) not in (3, 4):
+            raise RemoteProtocolError(where, "expected [ts, peer, payload] or [..., proof]")
+        check_value(item[2], where + ".payload", limits.max_depth)
+        proof = check_proof(item[3], where + ".proof") if len(item) == 4 else None
+        ts = check_int(item[0], where + ".ts", 1)
+        result.append(LogEntry(ts, check_peer(item[1], where + ".peer", limits), item[2], proof))
+    return tuple(result)
+
+
+def check_certificate(value: object, field: str, limits: Limits) -> dict[str, bytes]:
+    """Voter -> its proof (signature and public key) of the vote a decision rests on."""
+    return {
+        check_peer(k, field, limits): check_proof(v, f"{field}[{k}]")
+        for k, v in check_map(value, field).items()
+    }
+
+
+def check_proof(value: object, field: str) -> bytes:
+    """An author's proof: its signature and public key (checked by the core, not here)."""
+    if not isinstance(value, bytes) or len(value) != PROOF_SIZE:
+        raise RemoteProtocolError(field, f"expected {PROOF_SIZE} bytes")
+    return value
+
+
+def check_value(value: object, field: str, depth: int) -> None:
+    if value is None or isinstance(value, bool | str | bytes):
+        return
+    if type(value) is int:
+        return
+    if depth <= 0:
+        raise RemoteProtocolError(field, "nested too deeply")
+    if isinstance(value, list):
+        for item in value:
+            check_value(item, field, depth - 1)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str | bytes):
+                raise RemoteProtocolError(field, "map keys must be strings")
+            check_value(item, field, depth - 1)
+        return
+    raise RemoteProtocolError(field, f"{type(value).__name__} values are not allowed")

@@ -1,0 +1,1 @@
+"""What the lobby lists: the practice provider and the LAN's tables."""

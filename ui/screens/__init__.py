@@ -1,0 +1,1 @@
+"""The window's screens: menu, lobby, table, stats, replay."""

@@ -1,0 +1,155 @@
+"""The end of a round on the table: "NERTS!" (or "Round over") across it for a moment, then
+the scores panel, with the coach's moments of the round for this seat when the session can
+tell its round (``logged_round``) and the window can show a moment (``open_moment``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from pyglet.graphics import Group
+
+from nerts_lan.history.coach import coach_round
+from nerts_lan.table.replica import RoundEnded
+from nerts_lan.table.session import Session
+from ui.kit.geometry import Rect
+from ui.kit.sounds import Sounds
+from ui.kit.theme import ACCENT, TEXT
+from ui.kit.widgets import Panel, label
+from ui.table.overlays import ScoreOverlay
+
+__all__ = ["BANNER_SECONDS", "Scoreboard", "coach_lines"]
+
+BANNER_SECONDS = 1.8
+"""How long the banner stays before the scores come up."""
+
+
+class Scoreboard:
+    """The banner of the round just over, and that round's scores waiting for it to go."""
+
+    def __init__(
+        self,
+        batch: Any,
+        group: Group,
+        sounds: Sounds,
+        session: Session,
+        clock: Callable[[], float],
+        coach: Callable[[], list[tuple[str, Callable[[], None]]]],
+    ) -> None:
+        """``clock``: the screen's time (the panel's quiet moment counts in it); ``coach``: the
+        coach's lines of the round just over (see ``coach_lines``)."""
+        self.batch = batch
+        self.group = group
+        self.sounds = sounds
+        self.session = session
+        self.clock = clock
+        self.coach = coach
+        self.banner: list[Any] = []
+        self.banner_until = 0.0
+        self.pending: RoundEnded | None = None
+        """The round whose scores come up once the banner goes."""
+
+    def round_ended(self, event: RoundEnded, width: int, height: int, now: float) -> None:
+        """Say how the round ended across the table, for ``BANNER_SECONDS``, with a sound."""
+        self.pending = event
+        if event.outcome.ending == "nerts" and event.outcome.caller:
+            title = "NERTS!"
+            sub = f"{event.outcome.caller} called it"
+        else:
+            title = "Round over"
+            sub = "everyone was stuck"
+        panel_w, panel_h = min(width * 0.6, 560), min(height * 0.3, 200)
+        panel = Panel(
+            self.batch,
+            self.group,
+            Rect((width - panel_w) / 2, (height - panel_h) / 2, panel_w, panel_h),
+            colour=(120, 20, 24),
+            alpha=235,
+        )
+        text_group = Group(order=1, parent=self.group)
+        self.banner = [
+            panel,
+            label(
+                self.batch,
+                text_group,
+                title,
+                width / 2,
+                height / 2 + panel_h * 0.12,
+                size=panel_h * 0.32,
+                colour=ACCENT,
+                anchor_x="center",
+                bold=True,
+            ),
+            label(
+                self.batch,
+                text_group,
+                sub,
+                width / 2,
+                height / 2 - panel_h * 0.26,
+                size=panel_h * 0.1,
+                colour=TEXT,
+                anchor_x="center",
+            ),
+        ]
+        self.banner_until = now + BANNER_SECONDS
+        self.sounds.play("nerts")
+
+    def banner_over(self, now: float) -> bool:
+        """Take the banner away once its moment is over; True when it just went (the scores
+        are due then)."""
+        if not self.banner or now < self.banner_until:
+            return False
+        self.delete()
+        return True
+
+    def panel(
+        self,
+        match_over: bool,
+        on_next: Callable[[], None],
+        on_menu: Callable[[], None],
+        keep_clear: Callable[[], list[Rect]],
+        quiet: float,
+    ) -> ScoreOverlay | None:
+        """The scores panel of the round whose scores are due, once (None: none are); its
+        buttons keep clear of ``keep_clear()``."""
+        event, self.pending = self.pending, None
+        if event is None:
+            return None
+        session = self.session
+        return ScoreOverlay(
+            self.batch,
+            self.group,
+            session.table,
+            session.view,
+            session.match,
+            event,
+            match_over,
+            on_next,
+            on_menu,
+            keep_clear=keep_clear(),
+            clock=self.clock,
+            quiet=quiet,
+            coach=self.coach(),
+        )
+
+    def delete(self) -> None:
+        for item in self.banner:
+            item.delete()
+        self.banner = []
+
+
+def coach_lines(
+    session: Session, window: object, player: str, read_only: bool
+) -> list[tuple[str, Callable[[], None]]]:
+    """The coach's moments of the round just over, for ``player``'s seat: a sentence each, and
+    the replay window at that moment (for a session that can tell its round: ``logged_round``;
+    none for a spectator)."""
+    logged = getattr(session, "logged_round", None)
+    opener = getattr(window, "open_moment", None)
+    played = logged() if logged is not None and not read_only else None
+    if played is None or opener is None:
+        return []
+    moments = coach_round(played, player)
+    return [(moment.text, functools.partial(opener, played, moment)) for moment in moments]

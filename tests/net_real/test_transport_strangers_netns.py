@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.net_real.netlab import NetLab
 from tests.waiting import until
-
-from .netlab import NetLab
 
 pytestmark = pytest.mark.netns
 
@@ -82,16 +81,21 @@ def test_guessers_on_one_host_hold_back_no_joiner_nor_member_on_others(lab: NetL
         until(lambda: host.count("port") == 1, what="the host listening")
         to = f"--to={lab.address(0)}:{host.last('port')}"
         member = start(2, *role, "peer", "member", lab.address(2), to)
-        until(lambda: member.count("frame", "welcome") == 1, what="the member linked")
+        until(lambda: member.count("frame", "welcome") >= 1, what="the member linked")
         port = str(host.last("port"))
         guessing = ("tests.net_real.strangerkit", "guess", lab.address(0), port, "--count=20")
         guessers = start(1, *guessing)
         until(lambda: guessers.count("guesses") > 0, what="the guessers started")
         until(lambda: guessers.last("guesses") >= 20, timeout=30, what="a guess from each")
         joiner = start(3, *role, "peer", "joiner", lab.address(3), to)
-        until(lambda: joiner.count("frame", "welcome") == 1, timeout=20, what="the joiner")
+        until(lambda: joiner.count("frame", "welcome") >= 1, timeout=20, what="the joiner")
+        before = member.count("frame", "welcome")
         member.tell("blink")
-        until(lambda: member.count("frame", "welcome") == 2, timeout=20, what="the member back")
+        # The host writes a welcome at every link-up, and after a blink the two ends may dial
+        # each other at once: the crossing dials can bring the host's link up twice (the
+        # connection the host dialed replaces the member's), so the member may get two welcomes
+        # at once. An exact count would miss the moment (CI failed once on "== 2").
+        until(lambda: member.count("frame", "welcome") > before, timeout=20, what="the member back")
         assert guessers.last("guesses") > 20  # they kept guessing meanwhile...
         # The host said "up" before it wrote the welcome, but its line may still be on its way.
         until(lambda: host.count("up", "member") >= 2, what="the host's second up line")

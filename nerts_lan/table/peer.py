@@ -66,7 +66,7 @@ from nerts_lan.table.machine import (
     TablePhase,
     commit_digest,
 )
-from nerts_lan.table.replica import ActionRejected, EntryKey, Ranking
+from nerts_lan.table.replica import ActionRejected, EntryKey, Ranking, RoundEnded
 from nerts_lan.table.session import LeftBehind, PeerHeardAgain, PeerWentSilent, RoundStarted
 from net.events import (
     DivergenceDetected,
@@ -336,6 +336,10 @@ class TablePeer:
                 if isinstance(event, RoundStarted):
                     for bot in self._bots.values():
                         bot.reset()
+                if isinstance(event, RoundEnded):
+                    # The scoreboard reads the match as the last view brought it: that view
+                    # must count this round before the round's end is told.
+                    self._post_view(always=True)
                 self._post(event)
         if lobby_changed or self._duty_settled:
             self._duty_settled = False
@@ -346,13 +350,18 @@ class TablePeer:
         if not self._greeted and ready:
             self._greeted = True
             self._submit(Hello(self.options.name))
-        view = self.machine.view
-        if view is not None and view is not self._posted_view:
-            self._posted_view = view
-            self._post(ViewChanged(view, self.machine.match, self.machine.round_table))
+        self._post_view()
         self._schedule_bots()
         effects, self._effects = self._effects, []
         return effects
+
+    def _post_view(self, always: bool = False) -> None:
+        """Tell the view to show, with the match and table it goes with: when it changed, or
+        ``always`` (the match moved on under the same view)."""
+        view = self.machine.view
+        if view is not None and (always or view is not self._posted_view):
+            self._posted_view = view
+            self._post(ViewChanged(view, self.machine.match, self.machine.round_table))
 
     def _commit_due(self, round_number: int) -> bool:
         machine = self.machine

@@ -151,6 +151,8 @@ class TableScreen(Screen):
             self._show_scores()
         if isinstance(self.overlay, ScoreOverlay) and self.overlay.wake():
             self.dirty = True
+        if self.scoreboard.follow_the_wait(self.overlay):
+            self.dirty = True
         self._advance_restyle()
         self.messages.expire(now)
         if self.hud.strip.show(self.messages.visible()):
@@ -373,8 +375,7 @@ class TableScreen(Screen):
         return coach_lines(self.session, self.window, self.player, self.read_only)
 
     def _next_round(self) -> None:
-        if isinstance(self.session, PacedSession):
-            self.session.next_round()
+        self.scoreboard.next_round(self.overlay, self.read_only)
         self.dirty = True
 
     # --- panels --------------------------------------------------------------------------------

@@ -117,8 +117,10 @@ def test_a_card_from_the_nerts_pile_comes_first() -> None:
 
 
 def test_moving_a_whole_work_pile_says_it_makes_room() -> None:
+    # No foundation play opens a space here (with an ace on pile 1, sending it home would:
+    # tests/test_teaching.py).
     state = layout(
-        team("red", ("ann",), nerts="KD 7S", work=("AD", "6H", "7C", "2H"), stock="QH JD"),
+        team("red", ("ann",), nerts="KD 7S", work=("9D", "6H", "7C", "2H"), stock="QH JD"),
         _rivals(),
     )
     hint = next_hint(state, "ann", StockWatch())

@@ -37,9 +37,10 @@ from nerts_lan.table.effects import (
     Submit,
     ThinkTimer,
 )
+from nerts_lan.table.lobby_view import ViewChanged
 from nerts_lan.table.machine import TablePhase, commit_digest
 from nerts_lan.table.peer import MIN_BOT_INTERVAL, PeerOptions, TablePeer
-from nerts_lan.table.replica import by_key
+from nerts_lan.table.replica import RoundEnded, by_key
 from nerts_lan.table.session import EntryIgnored, LeftBehind, RoundStarted
 from net.events import (
     EntriesStabilized,
@@ -316,3 +317,21 @@ def test_the_table_peer_has_no_clock_randomness_or_io_of_its_own(path: str) -> N
         elif isinstance(node, ast.ImportFrom) and not node.level:
             imported.add((node.module or "").split(".")[0])
     assert not imported & {"time", "random", "secrets", "asyncio", "socket", "os", "threading"}
+
+
+def test_the_end_of_a_round_comes_after_the_match_that_counts_it() -> None:
+    # Issue 25: a LAN scoreboard said "Round 0 over" with the previous round's totals: the
+    # round's end was posted, but the match went out only with a new view, and the last view
+    # had gone out already.
+    log = hosted()
+    log.stabilize()
+    a = log.peers["a"]
+    while a.machine.round_number == 1:
+        log.run("a", a.submit(Act(1, {"by": "A", "do": "stuck"})))
+        log.stabilize()
+    posted = [e.event for e in log.effects["a"] if isinstance(e, Post)]
+    ended = next(i for i, event in enumerate(posted) if isinstance(event, RoundEnded))
+    views = [event for event in posted[:ended] if isinstance(event, ViewChanged)]
+    assert views and len(views[-1].match.rounds) == 1
+    match = views[-1].match
+    assert match.rounds[0] == tuple(posted[ended].scores[name] for name in match.team_names)

@@ -25,7 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
-from nerts_lan.bots.values import FLIP_VALUE, MoveValuer, WorkLayout
+from nerts_lan.bots.lookahead import better_foundation_play
+from nerts_lan.bots.values import FLIP_VALUE, HIDDEN_CARD, MoveValuer, WorkLayout
 from nerts_lan.rules.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.rules.cards import card_rank
 from nerts_lan.rules.engine import legal_actions
@@ -41,10 +42,6 @@ __all__ = [
     "redact",
     "suggest_card_move",
 ]
-
-HIDDEN_CARD: Final = 52
-"""What a face-down card reads as in a redacted state: no card value (indexing any table by it
-fails loudly), so hidden cards cannot sway a decision even by mistake."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +130,9 @@ def suggest_card_move(
         valued = valuer.value(action)
         if valued is not None and valued[0] > best_value:
             best, best_value = action, valued[0]
+    if best is not None:
+        # Checked by a short search: never a worse move than a foundation play (see lookahead).
+        best = better_foundation_play(view, player, best) or best
     return best
 
 

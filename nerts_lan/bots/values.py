@@ -14,7 +14,11 @@ from nerts_lan.rules.cards import card_color, card_rank, card_suit
 from nerts_lan.rules.piles import Pile
 from nerts_lan.rules.state import State
 
-__all__ = ["FLIP_VALUE", "MOVE_VALUES", "MoveValuer", "MoveValues", "WorkLayout"]
+__all__ = ["FLIP_VALUE", "HIDDEN_CARD", "MOVE_VALUES", "MoveValuer", "MoveValues", "WorkLayout"]
+
+HIDDEN_CARD: Final = 52
+"""What a face-down card reads as in a redacted state: no card value (indexing any table by it
+fails loudly), so hidden cards cannot sway a decision even by mistake."""
 
 FLIP_VALUE: Final = 100.0
 """What flipping the stock is worth: a card move worth no more is never made."""
@@ -184,23 +188,27 @@ class MoveValuer:
         if at == 0:
             if not dest:
                 return None  # the same pile in another place: pointless
+            if len(src) == 1 and self._foundation_takes(src[0]):
+                return None  # the foundation play opens the same space, and scores
             return (
                 MOVE_VALUES.open_space_for_nerts if self.nerts_top >= 0 else MOVE_VALUES.open_space
             )
         exposed = src[at - 1]
         if self.nerts_top >= 0 and _fits(self.nerts_top, exposed):
             value = MOVE_VALUES.uncover_for_nerts
-        elif (
-            exposed in self.f_next
-            or card_rank(exposed) == 1
-            or (self.kings and card_rank(exposed) == 13)
-        ):
+        elif self._foundation_takes(exposed):
             value = MOVE_VALUES.uncover_for_foundation
         else:
             return None
         if not dest:
             value -= MOVE_VALUES.spends_space
         return value
+
+    def _foundation_takes(self, card: int) -> bool:
+        """Whether a foundation takes ``card`` now (a new one takes an ace, or a king when
+        foundations may start from kings)."""
+        rank = card_rank(card)
+        return card in self.f_next or rank == 1 or (self.kings and rank == 13)
 
 
 # --- helpers ------------------------------------------------------------------------------------

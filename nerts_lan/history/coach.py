@@ -7,7 +7,9 @@ bots' move finder (``bots.suggest_card_move``) what was worth doing, and names, 
 - a nerts card a foundation could take for ``IDLE_NERTS_MS`` or more that was not played
   (the costliest: the nerts pile decides the round);
 - a foundation race lost (another team played the same card first), closest first;
-- a buried card: a card moved onto a work pile's top card that a foundation could take;
+- a buried card: a card moved onto a work pile's top card that a foundation could take, when
+  playing it there first led further (``bots.lookahead``: the check the hint makes too, so the
+  coach never blames a move the hint would have suggested);
 - a stuck declared late: the team went through its whole stock twice without a card to play
   before declaring stuck, ``STUCK_LATE_MS`` or more after it could have.
 
@@ -24,7 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from nerts_lan.bots.bot import suggest_card_move
+from nerts_lan.bots.bot import redact, suggest_card_move
+from nerts_lan.bots.lookahead import better_foundation_play
 from nerts_lan.history.facts import races_of
 from nerts_lan.matchlog.rounds import LoggedRound, fold_logged_rounds
 from nerts_lan.rules.actions import Action, DeclareStuck, Flip, Play, SlideUnder
@@ -209,6 +212,8 @@ def _buried(played: LoggedRound, player: str, clock: _Clock) -> list[Moment]:
         free = Play(player, _card(covered), action.target, ANY_FOUNDATION)
         if isinstance(apply(logged.before, free), Rejection):
             continue
+        if better_foundation_play(redact(logged.before, team), player, action) is None:
+            continue  # covering it led as far: no mistake (and what the hint may say)
         better = suggest_card_move(logged.before, player) or free
         text = (
             f"you covered {_name(covered)} on work pile {action.target.index + 1} "

@@ -93,6 +93,9 @@ class LanOptions:
     intermission: float = 0.0
     """Seconds between the end of a round and this peer's commit to the next deal (time to read
     the scores in a window; the deal waits for every member's commit)."""
+    pace: float = 0.0
+    """A window's seat: the longest the next deal waits for its player's "next round"
+    (``PeerOptions.pace``; 0: the intermission only)."""
     core: CoreConfig = field(default_factory=CoreConfig)
     log_folder: str | None = None
     """Where the match log is appended (None: no log)."""

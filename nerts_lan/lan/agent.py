@@ -188,6 +188,10 @@ class TableAgent:
         """Order a command of this peer's user (a lobby button), if it may submit now."""
         self._run(self.peer.submit(command))
 
+    def deal_on(self) -> None:
+        """This peer's player is ready for the next deal (``TablePeer.deal_on``)."""
+        self._run(self.peer.deal_on())
+
     def submit_action(self, action: Action) -> None:
         """A local intent: ordered, and shown at once in the view."""
         self._run(self.peer.submit_action(action))
@@ -471,6 +475,7 @@ def peer_options(options: LanOptions) -> PeerOptions:
         players=options.players,
         spectate=options.spectate,
         intermission=options.intermission,
+        pace=options.pace,
     )
 
 

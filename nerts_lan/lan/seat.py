@@ -228,6 +228,20 @@ class LanSession:
     def ready(self, on: bool) -> None:
         self._call(self._agent.submit, Ready(bool(on)))
 
+    def deal_on(self) -> None:
+        """This laptop's player is ready for the next round (the scoreboard's button): the deal
+        comes once every seated window at the table is, or the slowest one's wait ran out."""
+        self._call(self._agent.deal_on)
+
+    @property
+    def deal_waits_for(self) -> tuple[str, ...]:
+        """Between two rounds: the names of the members whose commit to the next deal has not
+        come yet (``LobbyView.deal_waits_for``), as of the last ``poll``."""
+        lobby = self._lobby
+        if lobby is None:
+            return ()
+        return tuple(lobby.name_of(peer) for peer in lobby.deal_waits_for)
+
     def add_bot(self, team: int, level: str) -> None:
         """Host only: a bot of ``level`` on team ``team``."""
         self._call(self._agent.submit, AddBot(team, level))

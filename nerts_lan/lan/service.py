@@ -47,13 +47,14 @@ def options_for(
     bot: str | None = None,
     bot_delay: float = 1.0,
     intermission: float = 0.0,
+    pace: float = 0.0,
     code: str | None = None,
     peer_id: str | None = None,
 ) -> LanOptions:
     """How this laptop's player ``name`` takes part: with the laptop's key and its peer id for
     that name (``peer_id``: another label), the match logs in the data folder, on ``interface``
     (None: every one), at ``team`` (from 0; None: the first free seat), ``code`` as typed (None
-    or empty: an open table)."""
+    or empty: an open table); ``intermission`` and ``pace``: see ``LanOptions``."""
     key = laptop_key()
     return LanOptions(
         name=name,
@@ -64,6 +65,7 @@ def options_for(
         bot=bot,
         bot_delay=bot_delay,
         intermission=intermission,
+        pace=pace,
         log_folder=str(data_folder() / "logs"),
         table_code=normalize_code(code) if code else None,
     )

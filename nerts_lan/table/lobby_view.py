@@ -54,6 +54,9 @@ class LobbyView:
     round_number: int
     start_problem: str | None
     """``TableMachine.can_start()``: None when the host may start."""
+    deal_waits_for: tuple[str, ...] = ()
+    """Between two rounds: the peer ids whose commit to the next deal has not come yet (a
+    player still reading the scores), in id order; () otherwise."""
 
     @property
     def is_host(self) -> bool:
@@ -84,6 +87,7 @@ class LobbyView:
             machine.phase,
             machine.round_number,
             machine.can_start(),
+            machine.deal_waits_for(),
         )
 
 

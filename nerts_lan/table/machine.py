@@ -190,6 +190,12 @@ class TableMachine:
             return "the match has started"
         return self.seating.start_problem(self.settings, self.members)
 
+    def deal_waits_for(self) -> tuple[str, ...]:
+        """While the next deal is being drawn: the members whose commit has not come yet."""
+        if self.phase is not TablePhase.SEEDING:
+            return ()
+        return tuple(peer for peer in self.participants if peer not in self.commits)
+
     def take_events(self) -> list[TableEvent]:
         """What changed since the last call, in order."""
         events, self._events = self._events, []
@@ -384,6 +390,7 @@ class TableMachine:
         if peer not in self.participants or peer in self.commits:
             raise RefusedError("a commit from someone not drawing this seed")
         self.commits[peer] = command.digest
+        self._events.append(LobbyChanged())  # one fewer to wait for (``deal_waits_for``)
         self._advance_seeding()
 
     def _on_reveal(self, key: EntryKey, command: Reveal) -> None:

@@ -28,20 +28,18 @@ from nerts_lan.rules.engine import legal_actions
 from nerts_lan.rules.state import State
 from nerts_lan.table.commands import (
     Act,
-    Commit,
     Create,
     Hello,
     Ready,
     ResumedMatch,
-    Reveal,
     Sit,
     Start,
     TableCommand,
     TableSettings,
 )
+from nerts_lan.table.drawing import SeedDrawing
 from nerts_lan.table.effects import (
     ActTimer,
-    CommitTimer,
     Effect,
     Installed,
     MemberLogged,
@@ -64,9 +62,8 @@ from nerts_lan.table.machine import (
     RevealDue,
     TableMachine,
     TablePhase,
-    commit_digest,
 )
-from nerts_lan.table.replica import ActionRejected, EntryKey, Ranking
+from nerts_lan.table.replica import ActionRejected, EntryKey, Ranking, RoundEnded
 from nerts_lan.table.session import LeftBehind, PeerHeardAgain, PeerWentSilent, RoundStarted
 from net.events import (
     DivergenceDetected,
@@ -117,6 +114,11 @@ class PeerOptions:
     spectate: bool = False
     intermission: float = 0.0
     """Seconds between the end of a round and this peer's commit to the next deal."""
+    pace: float = 0.0
+    """When this peer has a seat: the longest, in seconds, its commit to the next deal waits
+    for its player to say "next round" (``deal_on``) instead of the intermission; the deal
+    waits for every member's commit, so it comes once every such player is ready, or the
+    slowest one's time ran out (0: the intermission only, for headless and bot peers)."""
     hash_interval: int = HASH_INTERVAL
     bot_rounds: int | None = None
     """Bots play up to this round only (None: every round): a simulation then falls quiet."""
@@ -134,8 +136,7 @@ class TablePeer:
         self.options = options
         self._rank = rank
         self.machine = TableMachine(peer_id, rank)
-        self._nonce = nonce
-        self._nonces: dict[int, bytes] = {}
+        self._drawing = SeedDrawing(self._machine, nonce, self._submit, self._start_timer)
         self._bots: dict[str, Bot] = {}
         self._bot_timers: set[str] = set()
         self._in_flight: dict[type, EntryKey | None] = {}
@@ -182,9 +183,15 @@ class TablePeer:
             self._think(timer.player, now)
         elif isinstance(timer, ActTimer):
             self._act(timer)
-        elif self._commit_due(timer.round):
-            self._commit(timer.round)
+        else:
+            self._drawing.on_timer(timer)
         return self._finish(ready)
+
+    def deal_on(self) -> list[Effect]:
+        """This peer's player is ready for the next deal (the scoreboard's "next round"):
+        commit to it now rather than when the wait runs out."""
+        self._drawing.deal_on()
+        return self._finish(self._ready)
 
     def on_submitted(self, command: TableCommand, entry: LogEntry | None) -> list[Effect]:
         """What became of a ``Submit``: its log entry, or None when the core took nothing."""
@@ -320,14 +327,9 @@ class TablePeer:
         lobby_changed = False
         for event in self.machine.take_events():
             if isinstance(event, CommitDue):
-                if event.round > 1 and self.options.intermission > 0:
-                    self._start_timer(CommitTimer(event.round), self.options.intermission)
-                else:
-                    self._commit(event.round)
+                self._drawing.commit_due(event.round, self._wait_before_commit())
             elif isinstance(event, RevealDue):
-                kept = self._nonces.get(event.round)
-                if kept is not None:
-                    self._submit(Reveal(event.round, kept.hex()))
+                self._drawing.reveal_due(event.round)
             elif isinstance(event, LobbyChanged):
                 lobby_changed = True
                 self._post(event)
@@ -336,6 +338,10 @@ class TablePeer:
                 if isinstance(event, RoundStarted):
                     for bot in self._bots.values():
                         bot.reset()
+                if isinstance(event, RoundEnded):
+                    # The scoreboard reads the match as the last view brought it: that view
+                    # must count this round before the round's end is told.
+                    self._post_view(always=True)
                 self._post(event)
         if lobby_changed or self._duty_settled:
             self._duty_settled = False
@@ -346,22 +352,30 @@ class TablePeer:
         if not self._greeted and ready:
             self._greeted = True
             self._submit(Hello(self.options.name))
-        view = self.machine.view
-        if view is not None and view is not self._posted_view:
-            self._posted_view = view
-            self._post(ViewChanged(view, self.machine.match, self.machine.round_table))
+        self._post_view()
         self._schedule_bots()
         effects, self._effects = self._effects, []
         return effects
 
-    def _commit_due(self, round_number: int) -> bool:
-        machine = self.machine
-        return machine.phase is TablePhase.SEEDING and machine.round_number == round_number
+    def _post_view(self, always: bool = False) -> None:
+        """Tell the view to show, with the match and table it goes with: when it changed, or
+        ``always`` (the match moved on under the same view)."""
+        view = self.machine.view
+        if view is not None and (always or view is not self._posted_view):
+            self._posted_view = view
+            self._post(ViewChanged(view, self.machine.match, self.machine.round_table))
 
-    def _commit(self, round_number: int) -> None:
-        nonce = self._nonce()
-        self._nonces[round_number] = nonce
-        self._submit(Commit(round_number, commit_digest(nonce)))
+    def _wait_before_commit(self) -> float:
+        """Seconds this peer's commit to a next deal waits (see ``PeerOptions.pace``)."""
+        options = self.options
+        # A bot playing this peer's seat (a demonstration) has nobody to wait for.
+        if (
+            options.pace > 0
+            and options.bot is None
+            and self.machine.seating.owns_seat(self.peer_id)
+        ):
+            return options.pace
+        return options.intermission
 
     def _lobby_duties(self) -> None:
         """What a headless or scripted peer does by itself in the lobby."""
@@ -485,6 +499,9 @@ class TablePeer:
         self._start_timer(ThinkTimer(timer.player), MIN_BOT_INTERVAL)
         if machine.phase is TablePhase.PLAYING and machine.round_number == timer.round:
             self._submit(Act.of(timer.round, timer.action))
+
+    def _machine(self) -> TableMachine:
+        return self.machine
 
     # --- helpers -------------------------------------------------------------------------------
 

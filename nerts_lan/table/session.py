@@ -25,6 +25,7 @@ __all__ = [
     "Away",
     "BackAtTable",
     "CursorMoved",
+    "DealOnSession",
     "EntryIgnored",
     "IgnoredKind",
     "LeftBehind",
@@ -285,6 +286,21 @@ class PacedSession(Session, Protocol):
 
     def next_round(self) -> None:
         """Deal (or play back) the next round now."""
+        ...
+
+
+@runtime_checkable
+class DealOnSession(Session, Protocol):
+    """A LAN session whose next deal waits for its players: the scoreboard's "next round" says
+    this laptop's player is ready (the deal comes once all are, or after a stated time)."""
+
+    def deal_on(self) -> None:
+        """This laptop's player is ready for the next round."""
+        ...
+
+    @property
+    def deal_waits_for(self) -> tuple[str, ...]:
+        """Between two rounds: the names of those the next deal still waits for."""
         ...
 
 

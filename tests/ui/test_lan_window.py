@@ -309,3 +309,72 @@ def test_a_table_hosted_private_from_the_window_shows_its_code_and_needs_it(
     finally:
         outsider.close()
         guest.close()
+
+
+def test_the_next_deal_waits_until_the_windows_player_presses_next_round(
+    lan_harness: Harness, tmp_path: Path
+) -> None:
+    # Issue 25: the LAN scoreboard was up about 4 s and its Next round did nothing; now it stays
+    # until every player at the table pressed Next round (or a stated time ran out).
+    from pyglet.window import key
+
+    from ui.table.overlays import ScoreOverlay
+
+    harness = lan_harness
+    window = harness.window
+    name = _unique("Paced")
+    options = ["--bot", "hard", "--bot-delay", "0.05", "--pile", "4", "--timeout", "120"]
+    host = PeerProcess(
+        ["host", "--headless", "--name", "Cy", "--table", name, "--players", "2", "--rounds",
+         "2", *LOOPBACK, *options],
+        tmp_path / "cy",
+    )  # fmt: skip
+    try:
+        host.wait_for("hosting")
+        window.show_menu()
+        _run(harness, lambda: any(t.name == name for t in window.current._tables))
+        harness.click(*_join_button(window.current, name).rect.center)
+        lobby = window.lobby
+        _run(harness, lambda: lobby.lobby() is not None and lobby.lobby().my_seat is not None)
+        harness.click(*_button(window.current, "I'm ready").rect.center)
+        screen = _run(
+            harness, lambda: window.current if _screen(harness) == "TableScreen" else None, 20
+        )
+        session = screen.session
+        me = session.local_players[0]
+        bot = Bot(me, "hard", seed="paced", delay_scale=0.05)
+        next_move = [0.0]
+
+        def scores_up() -> bool:
+            now = time.monotonic()
+            if screen.round_number == 1 and now >= next_move[0]:
+                action = bot.decide(session.view, now)
+                if action is not None:
+                    session.submit(action)
+                next_move[0] = now + max(bot.reaction_delay(action), 0.01)
+            return isinstance(screen.overlay, ScoreOverlay) and screen.overlay.ready()
+
+        _run(harness, scores_up, timeout=60)
+        my_id = session.status.peer_id
+        # Cy's laptop (headless, no intermission) has committed to the next deal; only ours is
+        # missing, so no deal can come until this player says so.
+        _run(harness, lambda: session.lobby.deal_waits_for == (my_id,))
+        assert screen.round_number == 1 and isinstance(screen.overlay, ScoreOverlay)
+        next_button = screen.overlay.buttons[0]
+        assert next_button.text.text == "Next round (Enter)" and next_button.enabled
+
+        harness.key(key.ENTER)
+        _run(harness, lambda: screen.round_number == 2, timeout=20)
+        assert screen.overlay is None
+        assert host.wait_for("round_started", round=2)
+    finally:
+        host.stop()
+
+
+def test_the_pressed_next_round_names_whom_the_deal_waits_for() -> None:
+    from ui.table.overlays import waiting_caption
+
+    assert waiting_caption(()) == "Waiting for the others"
+    assert waiting_caption(("Cy",)) == "Waiting for Cy"
+    assert waiting_caption(("Cy", "Di")) == "Waiting for Cy and Di"
+    assert waiting_caption(("Cy", "Di", "Ed")) == "Waiting for 3 players"

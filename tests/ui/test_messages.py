@@ -14,7 +14,7 @@ import pytest
 from nerts_lan.practice import PracticeConfig
 from nerts_lan.rules.actions import Play
 from nerts_lan.rules.cards import Card
-from nerts_lan.rules.piles import ANY_FOUNDATION, NERTS
+from nerts_lan.rules.piles import ANY_FOUNDATION, NERTS, Pile
 from nerts_lan.table.session import PeerGone
 from tests.kit import layout, team
 from tests.ui.conftest import Harness
@@ -188,6 +188,32 @@ def test_a_hint_goes_once_a_rival_takes_its_foundation(harness: Harness) -> None
     harness.frame()
     assert screen.messages.text_of(MessageKind.HINT) is None
     assert not any(text.startswith("Hint") for text in _said(screen))
+
+
+def test_a_hint_stays_while_the_others_play_around_it(harness: Harness) -> None:
+    from pyglet.window import key
+
+    # Issue 25: at a busy table any move by anyone cleared the hint within 0.2 s.
+    screen = _frozen_practice(
+        harness, rivals=2, rival_nerts="2S AS", nerts="9C 2H", work=("9D", "8D", "7H", "AH")
+    )
+    harness.key(key.H)
+    hint = screen.messages.text_of(MessageKind.HINT)
+    assert hint is not None and "A♥" in hint
+    outlined = screen.marking.hint
+    session = screen.session  # the rivals' moves, played now rather than after their delays
+    for rival in ("Ada", "Bo"):
+        session._add(rival, Play(rival, Card.parse("AS"), NERTS, ANY_FOUNDATION), harness.clock[0])
+        harness.frame()
+        assert screen.messages.text_of(MessageKind.HINT) == hint
+        assert hint in _said(screen) and screen.marking.hint == outlined
+
+    # Our own move: the hint has done its work and goes.
+    harness.key(key.H)  # (asked again: the same hint)
+    session.submit(Play("You", Card.parse("AH"), Pile.parse("w4"), ANY_FOUNDATION))
+    harness.frame()
+    assert screen.messages.text_of(MessageKind.HINT) is None
+    assert screen.marking.hint is None
 
 
 def test_everyone_stuck_rotates_the_stocks_and_says_so(harness: Harness) -> None:

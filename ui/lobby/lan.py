@@ -50,7 +50,11 @@ from ui.lobby.provider import HostRequest, ListedTable
 __all__ = ["LanLobby", "resumed_notice"]
 
 INTERMISSION = 6.0
-"""Seconds to read the scores between two rounds (this laptop's commit to the next deal waits)."""
+"""Seconds a watcher's laptop waits after a round before its commit to the next deal."""
+PACE = 45.0
+"""The longest a player's scoreboard waits for Next round: the next deal comes once every
+player at the table pressed it, or the slowest one's 45 s ran out (time to read the scores and
+the coach, and to press Show)."""
 
 
 class LanLobby:
@@ -61,15 +65,18 @@ class LanLobby:
         interface: str | None = None,
         *,
         intermission: float = INTERMISSION,
+        pace: float = PACE,
         bot: str | None = None,
         bot_delay: float = 1.0,
         check_every: float = CHECK_EVERY,
     ) -> None:
         """``interface``: one IPv4 address for mDNS and TCP (None: every interface). ``bot``
         lets a bot play the player's own seat (demonstrations and tests). ``check_every``:
-        seconds between two checks that a listed table still answers."""
+        seconds between two checks that a listed table still answers. ``intermission`` and
+        ``pace``: how long the next deal waits for this laptop (``LanOptions``)."""
         self.interface = interface
         self.intermission = intermission
+        self.pace = pace
         self.bot = bot
         self.bot_delay = bot_delay
         self.check_every = check_every
@@ -216,6 +223,7 @@ class LanLobby:
             bot=self.bot,
             bot_delay=self.bot_delay,
             intermission=self.intermission,
+            pace=self.pace,
             code=code,
         )
 

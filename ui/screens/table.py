@@ -151,6 +151,8 @@ class TableScreen(Screen):
             self._show_scores()
         if isinstance(self.overlay, ScoreOverlay) and self.overlay.wake():
             self.dirty = True
+        if self.scoreboard.follow_the_wait(self.overlay):
+            self.dirty = True
         self._advance_restyle()
         self.messages.expire(now)
         if self.hud.strip.show(self.messages.visible()):
@@ -277,7 +279,7 @@ class TableScreen(Screen):
         assert layout is not None
         seat = (self.player, self.team)
         self.marking.follow(state, layout, self.shown, seat, watching=self.read_only)
-        self.messages.forget(state)  # a hint about the state before is stale
+        self.messages.forget(self.marking.hint_token)  # a hint that no longer holds goes
         if state.rotations > self._rotations_seen:
             self.say(MessageKind.ROTATION, wording.stocks_rotated(state.rotations))
         self._rotations_seen = state.rotations
@@ -297,9 +299,9 @@ class TableScreen(Screen):
     ) -> None:
         """Tell the player ``text`` in the message area, replacing the message of ``kind``
         (an empty text takes it away); ``lifetime`` in seconds, None for until replaced,
-        by default the kind's (``messages.DEFAULT_LIFETIMES``). A hint is about the table as it
-        is now, and goes once the table changes."""
-        about = self.session.view if kind is MessageKind.HINT else None
+        by default the kind's (``messages.DEFAULT_LIFETIMES``). A hint goes once it no longer
+        holds (``Marking.follow``)."""
+        about = self.marking.hint_token if kind is MessageKind.HINT else None
         shown = self.messages.show(
             kind, text, self.now, lifetime=lifetime, colour=colour, about=about
         )
@@ -373,8 +375,7 @@ class TableScreen(Screen):
         return coach_lines(self.session, self.window, self.player, self.read_only)
 
     def _next_round(self) -> None:
-        if isinstance(self.session, PacedSession):
-            self.session.next_round()
+        self.scoreboard.next_round(self.overlay, self.read_only)
         self.dirty = True
 
     # --- panels --------------------------------------------------------------------------------

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from nerts_lan.bots.bot import suggest_card_move
 from nerts_lan.bots.values import WorkLayout
 from nerts_lan.rules.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
-from nerts_lan.rules.state import State
+from nerts_lan.rules.engine import apply
+from nerts_lan.rules.state import Rejection, State
 from ui.kit.geometry import Rect
 from ui.table.intents import describe
 from ui.table.layout import PileRef, Placement, TableLayout
 
-__all__ = ["Hint", "StockWatch", "hint_marks", "next_hint"]
+__all__ = ["Hint", "StockWatch", "hint_marks", "hint_stands", "next_hint"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,21 @@ def next_hint(state: State, player: str, watch: StockWatch) -> Hint:
     if not own.stock:
         return Hint(Flip(player), "Nothing to play: turn the waste over (Space) and look again")
     return Hint(Flip(player), "Nothing to play: flip the stock (Space) for new cards")
+
+
+def hint_stands(action: Action | None, hinted: State, state: State, team: int) -> bool:
+    """Whether a hint given on ``hinted`` still holds on ``state``, after someone's move: this
+    team's piles are as they were and the rules still take its move (a card move; calling Nerts);
+    a flip or a stuck also needs the foundations unchanged, since a rival's play there may have
+    made a card of ours playable. At a busy table the others play all the time: a hint that went
+    at each of their moves was gone before it could be read."""
+    if action is None or state.outcome is not None:
+        return False
+    if state.teams[team] != hinted.teams[team]:
+        return False
+    if isinstance(action, (Flip, DeclareStuck)) and state.f_next != hinted.f_next:
+        return False
+    return not isinstance(apply(state, action), Rejection)
 
 
 def hint_marks(

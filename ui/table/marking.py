@@ -19,7 +19,7 @@ from ui.kit.theme import ACCENT, GOOD
 from ui.table import intents
 from ui.table.guide import Guide
 from ui.table.guide_panel import GuidePanel
-from ui.table.hints import Hint, StockWatch, hint_marks, next_hint
+from ui.table.hints import Hint, StockWatch, hint_marks, hint_stands, next_hint
 from ui.table.layout import Placement, TableLayout
 
 __all__ = ["Marking"]
@@ -35,6 +35,10 @@ class Marking:
         """``guided``: the guided first round (its panel's Skip runs ``on_skip``)."""
         self.selection: intents.Selection | None = None
         self.hint: Action | None = None
+        self.hint_token: object | None = None
+        """Stands for the Hint button's hint while it holds (``hint_stands``): a message about
+        it lasts as long as this is the same object."""
+        self._hinted: State | None = None
         self.stock_watch = StockWatch()
         """What this team's stock went through this round, for hints."""
         self.guide: Guide | None = None
@@ -44,7 +48,7 @@ class Marking:
 
     def new_round(self) -> None:
         self.selection = None
-        self.hint = None
+        self._drop_hint()
         self.stock_watch = StockWatch()
 
     def follow(
@@ -55,14 +59,16 @@ class Marking:
         seat: tuple[str, int],
         watching: bool,
     ) -> None:
-        """The table changed to ``state``: a pick whose cards went is dropped, a hint is stale,
-        the stock's pass goes on (not for a spectator), the guide takes its next step."""
+        """The table changed to ``state``: a pick whose cards went is dropped, a hint stays only
+        while it holds (``hint_stands``), the stock's pass goes on (not for a spectator), the
+        guide takes its next step."""
         player, team = seat
         if self.selection is not None and not intents.stack_from(
             state, self.selection.pile, self.selection.depth
         ):
             self.selection = None
-        self.hint = None
+        if self._hinted is None or not hint_stands(self.hint, self._hinted, state, team):
+            self._drop_hint()
         if not watching:
             self.stock_watch.observe(state, team)
         if self.guide is not None and self.guide_panel is not None:
@@ -72,9 +78,10 @@ class Marking:
             self.guide_panel.show(step.text, marks)
 
     def next_hint(self, state: State, player: str) -> Hint:
-        """The Hint button's: it is outlined from now on (until the table changes)."""
+        """The Hint button's: it is outlined from now on, while it holds."""
         hint = next_hint(state, player, self.stock_watch)
         self.hint = hint.action
+        self.hint_token, self._hinted = object(), state
         return hint
 
     def marks(
@@ -97,11 +104,14 @@ class Marking:
         if self.guide_panel is not None:
             self.guide_panel.delete()
         self.guide, self.guide_panel = None, None
-        self.hint = None
+        self._drop_hint()
 
     def delete(self) -> None:
         if self.guide_panel is not None:
             self.guide_panel.delete()
+
+    def _drop_hint(self) -> None:
+        self.hint, self.hint_token, self._hinted = None, None, None
 
 
 def _inset(rect: Rect, by: float) -> Rect:

@@ -4,7 +4,7 @@
 ``MessageKind`` (a newer one of the same kind replaces it), each until its lifetime ends, the
 newest shown first and at most a few at once (an older one comes back when a newer one goes).
 What is stale is cleared by kind: the screen clears the round's "go!" when the round ends or a
-panel opens, and a hint when the state it was about changes.
+panel opens, and a hint once it no longer holds (``ui.table.hints.hint_stands``).
 
 ``MessageStrip`` draws the board's visible lines in the layout's message strip
 (``TableLayout.messages``: the full free width between the player's tableau and the middle of
@@ -42,7 +42,7 @@ class MessageKind(Enum):
     ROUND = "round"
     """"Round 3: go!" (stale once the round ends or a panel opens)."""
     HINT = "hint"
-    """A suggested move (stale once the state it was about changes)."""
+    """A suggested move (stale once it no longer holds: its move refused, or ours made)."""
     REFUSAL = "refusal"
     """Why the player's last move did not count."""
     TABLE = "table"
@@ -87,7 +87,8 @@ class Message:
     order: int
     """When it was shown, as a count: the newest has the highest."""
     about: object = None
-    """What it was about (a hint: the state it read), or None; see ``MessageBoard.forget``."""
+    """What it was about (a hint: a token that lasts while it holds), or None; see
+    ``MessageBoard.forget``."""
 
 
 class MessageBoard:

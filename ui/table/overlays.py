@@ -19,7 +19,7 @@ from ui.kit.widgets import Button, Panel, fit, label
 from ui.table.help_page import GAME_LINES, table_sketch
 from ui.table.intents import KEY_HELP
 
-__all__ = ["HelpOverlay", "OptionsOverlay", "Overlay", "ScoreOverlay"]
+__all__ = ["HelpOverlay", "OptionsOverlay", "Overlay", "ScoreOverlay", "waiting_caption"]
 
 
 class Overlay:
@@ -182,6 +182,16 @@ class OptionsOverlay(Overlay):
         self._change(card_size=names[(index + 1) % len(names)])
 
 
+def waiting_caption(names: Sequence[str]) -> str:
+    """The Next button's caption once pressed at a LAN table, until the deal: whom it waits for
+    (two names at most fit the button)."""
+    if not names:
+        return "Waiting for the others"
+    if len(names) <= 2:
+        return "Waiting for " + " and ".join(names)
+    return f"Waiting for {len(names)} players"
+
+
 class ScoreOverlay(Overlay):
     """The round's scoreboard, each team's match total over the rounds, and the match result.
 
@@ -224,6 +234,20 @@ class ScoreOverlay(Overlay):
         self._clock = clock
         self.quiet_until = clock() + quiet
         self._awake = quiet <= 0
+        self.waiting_for_others = False
+        """This player pressed Next round at a LAN table: the deal waits for the others."""
+        self._waiting_names: tuple[str, ...] = ()
+
+    def wait_for_the_others(self, names: Sequence[str] = ()) -> bool:
+        """Next round was pressed at a LAN table: say the deal waits for the others (``names``,
+        when known); True when what the panel says changed."""
+        changed = not self.waiting_for_others or tuple(names) != self._waiting_names
+        self.waiting_for_others = True
+        self._waiting_names = tuple(names)
+        if self.buttons:
+            self.buttons[0].set_caption(waiting_caption(self._waiting_names))
+            self.buttons[0].set_enabled(False)
+        return changed
 
     def ready(self) -> bool:
         """True once the quiet moment is over: the panel takes keys and clicks."""
@@ -236,6 +260,8 @@ class ScoreOverlay(Overlay):
         self._awake = True
         for button in self.buttons:
             button.set_enabled(True)
+        if self.waiting_for_others and self.buttons:
+            self.buttons[0].set_enabled(False)
         return True
 
     def on_click(self, x: float, y: float) -> None:
@@ -266,6 +292,8 @@ class ScoreOverlay(Overlay):
             (menu_rect, "Menu", self.on_menu, (52, 70, 84)),
         ):
             self.button(place, name, action, colour).set_enabled(self._awake)
+        if self.waiting_for_others:
+            self.wait_for_the_others(self._waiting_names)  # a rebuild keeps saying so
 
     def _coach_rows(self, x0: float, y: float, width: float) -> float:
         """What cost this seat the most, a Show button each; the y below them."""

@@ -13,12 +13,12 @@ from pyglet.graphics import Group
 
 from nerts_lan.history.coach import coach_round
 from nerts_lan.table.replica import RoundEnded
-from nerts_lan.table.session import Session
+from nerts_lan.table.session import DealOnSession, PacedSession, Session
 from ui.kit.geometry import Rect
 from ui.kit.sounds import Sounds
 from ui.kit.theme import ACCENT, TEXT
 from ui.kit.widgets import Panel, label
-from ui.table.overlays import ScoreOverlay
+from ui.table.overlays import Overlay, ScoreOverlay
 
 __all__ = ["BANNER_SECONDS", "Scoreboard", "coach_lines"]
 
@@ -132,6 +132,28 @@ class Scoreboard:
             clock=self.clock,
             quiet=quiet,
             coach=self.coach(),
+        )
+
+    def next_round(self, overlay: Overlay | None, read_only: bool) -> None:
+        """The scores panel's Next round: deal on (practice, a replay) or, at a LAN table, say
+        this player is ready (the deal comes once every player is) and whom it waits for."""
+        session = self.session
+        if isinstance(session, PacedSession):
+            session.next_round()
+        elif isinstance(session, DealOnSession) and not read_only:
+            session.deal_on()
+            if isinstance(overlay, ScoreOverlay):
+                overlay.wait_for_the_others(session.deal_waits_for)
+
+    def follow_the_wait(self, overlay: Overlay | None) -> bool:
+        """Once Next round was pressed at a LAN table, the panel keeps naming whom the deal
+        waits for; True when what it says changed."""
+        session = self.session
+        return (
+            isinstance(overlay, ScoreOverlay)
+            and overlay.waiting_for_others
+            and isinstance(session, DealOnSession)
+            and overlay.wait_for_the_others(session.deal_waits_for)
         )
 
     def delete(self) -> None:

@@ -242,3 +242,12 @@ def _grid(rect: Rect, steps: int = 6) -> list[tuple[float, float]]:
         for i in range(steps)
         for j in range(steps)
     ]
+
+
+def test_who_is_stuck_is_said_with_the_players_names() -> None:
+    from ui.table.hud import stuck_line
+
+    state = layout(
+        team("Red", ("Ann",)), team("Blue", ("Bo", "Cy"), stuck=True), team("Green", ("Di",))
+    )
+    assert stuck_line(state.table, state, 0) == "Stuck: Bo & Cy"

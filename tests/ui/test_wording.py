@@ -12,7 +12,14 @@ from nerts_lan.rules.engine import DEAD_ROUND_ROTATIONS, apply
 from nerts_lan.rules.piles import ANY_FOUNDATION, NERTS, WASTE, Pile, foundation_pile, work_pile
 from nerts_lan.rules.state import Rejection, RejectionKind, State
 from tests.kit import layout, team
-from ui.kit.wording import card_name, pile_name, player_words, refusal, stocks_rotated
+from ui.kit.wording import (
+    card_name,
+    pile_name,
+    player_words,
+    refusal,
+    stocks_rotated,
+    team_label,
+)
 
 
 @pytest.mark.parametrize(
@@ -124,3 +131,11 @@ def test_the_stocks_rotating_is_said_and_the_last_rotation_warns() -> None:
     assert stocks_rotated(1).startswith("Everyone was stuck")
     assert "round ends" in stocks_rotated(DEAD_ROUND_ROTATIONS)
     assert "round ends" not in stocks_rotated(1)
+
+
+def test_a_lan_team_is_called_by_its_players_not_its_colour() -> None:
+    # Issue 25: a LAN table named friends "Red" and "Blue" (the match's names of the teams).
+    state = layout(team("Red", ("Ann",)), team("Blue", ("Bo", "Cy")))
+    table = state.table
+    assert [team_label(table, i) for i in range(2)] == ["Ann", "Bo & Cy"]
+    assert team_label(table, "Blue") == "Bo & Cy"

@@ -15,7 +15,7 @@ from nerts_lan.rules.actions import Action, CallNerts, Flip, Play, SlideUnder
 from nerts_lan.rules.cards import RANK_NAMES, card_color, card_rank, card_suit
 from nerts_lan.rules.engine import DEAD_ROUND_ROTATIONS, legal_actions
 from nerts_lan.rules.piles import Pile
-from nerts_lan.rules.state import RejectionKind, State
+from nerts_lan.rules.state import RejectionKind, State, Table
 from ui.kit.theme import SUIT_SYMBOLS
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "player_words",
     "refusal",
     "stocks_rotated",
+    "team_label",
 ]
 
 TABLE_PAUSED: Final = "Waiting for the table…"
@@ -83,6 +84,15 @@ def refusal(
     if isinstance(action, CallNerts):
         return "Call Nerts once your nerts pile is empty"
     return _sentence(player_words(reason))
+
+
+def team_label(table: Table, team: int | str) -> str:
+    """What a team (its index, or its name in the match) is called on the screen: its players
+    ("Ann", "Ann & Bo"), friends at a LAN table being people, not the colour the table names
+    their team after ("Red"); the team's own name while nobody sits there."""
+    index = table.team_names.index(team) if isinstance(team, str) else team
+    players = table.team_players[index]
+    return " & ".join(players) if players else table.team_names[index]
 
 
 def stocks_rotated(rotations: int) -> str:

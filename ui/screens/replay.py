@@ -20,6 +20,7 @@ from ui.config import Settings
 from ui.kit.geometry import Rect
 from ui.kit.theme import TEXT_DIM, WARN
 from ui.kit.widgets import Button, Panel, label
+from ui.kit.wording import team_label
 from ui.screens.table import TableScreen, TableWindow
 from ui.table.hud import ButtonSpec
 from ui.table.message_strip import MessageKind
@@ -133,7 +134,7 @@ class ReplayScreen(TableScreen):
             f"action {replay.action_number} of {replay.action_total} · {mode}"
         )
         state, table = self.session.view, self.session.table
-        stuck = [name for i, name in enumerate(table.team_names) if state.teams[i].stuck]
+        stuck = [team_label(table, i) for i in range(len(table.team_names)) if state.teams[i].stuck]
         self.hud.set_round_line(progress)
         self.say(MessageKind.STUCK, "Stuck: " + ", ".join(stuck) if stuck else "")
         if self._play_button is not None and self._speed_button is not None:

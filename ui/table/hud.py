@@ -18,6 +18,7 @@ from nerts_lan.rules.state import State, Table
 from ui.kit.geometry import Rect
 from ui.kit.theme import TEXT_DIM
 from ui.kit.widgets import Button, label
+from ui.kit.wording import team_label
 from ui.table.layout import TableLayout
 from ui.table.message_strip import Message, MessageStrip
 
@@ -119,7 +120,11 @@ class Hud:
 
 def stuck_line(table: Table, state: State, team: int) -> str:
     """Who is stuck, seen from ``team``'s seat ("" for nobody)."""
-    stuck = [name for i, name in enumerate(table.team_names) if state.teams[i].stuck and i != team]
+    stuck = [
+        team_label(table, i)
+        for i in range(len(table.team_names))
+        if state.teams[i].stuck and i != team
+    ]
     text_value = ""
     if stuck:
         text_value = "Stuck: " + ", ".join(stuck)

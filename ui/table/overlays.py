@@ -16,6 +16,7 @@ from ui.config import CARD_SIZES, Settings
 from ui.kit.geometry import Rect
 from ui.kit.theme import ACCENT, GOOD, TEXT, TEXT_DIM, team_rgb
 from ui.kit.widgets import Button, Panel, fit, label
+from ui.kit.wording import team_label
 from ui.table.help_page import GAME_LINES, table_sketch
 from ui.table.intents import KEY_HELP
 
@@ -344,7 +345,7 @@ class ScoreOverlay(Overlay):
         caller_team = table.team_of(caller) if caller else None
         order = sorted(range(teams), key=lambda i: -totals[table.team_names[i]])
         for i in order:
-            name = table.team_names[i]
+            name = table.team_names[i]  # the match's key; the screen shows the players
             colour = team_rgb(table.back_colours[i])
             self.items.append(
                 shapes.Circle(
@@ -353,7 +354,7 @@ class ScoreOverlay(Overlay):
             )
             bonus = table.options.caller_bonus if caller_team == i else 0
             cells = [
-                (name, 0),
+                (team_label(table, i), 0),
                 (str(played[i]), 250),
                 (str(len(state.teams[i].nerts)), 340),
                 (f"+{bonus}" if bonus else "–", 450),
@@ -370,12 +371,14 @@ class ScoreOverlay(Overlay):
         match = self.match
         if self.match_over and match.winner is not None:
             differences = match.differences()
+            table = self.table
             behind = ", ".join(
-                f"{n} {d:+d}" for n, d in sorted(differences.items(), key=lambda kv: -kv[1]) if d
+                f"{team_label(table, n)} {d:+d}"
+                for n, d in sorted(differences.items(), key=lambda kv: -kv[1])
+                if d
             )
-            self.text(
-                f"{match.winner} wins the match!  {behind}", x0, y, size=17, bold=True, colour=GOOD
-            )
+            winner = team_label(table, match.winner)
+            self.text(f"{winner} wins the match!  {behind}", x0, y, size=17, bold=True, colour=GOOD)
             return "New match (Enter)"
         self.text(f"First to {match.target} wins the match.", x0, y, size=14, colour=TEXT_DIM)
         return "Next round (Enter)"

@@ -165,11 +165,17 @@ class KeyControl:
 
 
 def game_buttons(table: TableCommands) -> list[ButtonSpec]:
-    """The HUD's buttons in a game, bottom first (the last one calls Nerts)."""
-    return [
+    """The HUD's buttons in a game, bottom first (the last one calls Nerts). A watcher (no seat:
+    ``read_only``) gets no Hint, Stuck or Nerts: none of them could do anything for them."""
+    watching: list[ButtonSpec] = [
         ("Menu", table.leave, (70, 70, 80)),
         ("Options (O)", table.open_options, (52, 70, 84)),
         ("Help (?)", table.open_help, (52, 70, 84)),
+    ]
+    if table.read_only:
+        return watching
+    return [
+        *watching,
         ("Hint (H)", table.show_hint, (40, 96, 70)),
         ("Stuck (S)", lambda: table.submit(DeclareStuck(table.player)), (150, 96, 30)),
         ("NERTS! (X)", lambda: table.submit(CallNerts(table.player)), (190, 40, 40)),

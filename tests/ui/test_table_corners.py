@@ -46,3 +46,58 @@ def test_a_watcher_gets_no_hint_stuck_or_nerts_button(harness: Harness) -> None:
     watching = _captions(screen)
     assert watching == ["Menu", "Options (O)", "Help (?)"], watching
     harness.frame()  # the HUD's refresh has no Nerts button to enable, and does not fail
+
+
+def _panel_rect_and_pixels(harness: Harness, deal: Any) -> tuple[Any, bytes, int]:
+    """The help panel's rect and the window's pixels, the help open over ``deal``."""
+    from pyglet.window import key
+
+    from ui.kit.widgets import Panel
+
+    harness.window.start_practice(_config(), first_deal=deal)
+    harness.settle(0.3)
+    harness.key(key.F1)
+    overlay = harness.window.current.overlay
+    panel = next(item for item in overlay.items if isinstance(item, Panel))
+    data, width, _ = harness.pixels()
+    return panel.rect, data, width
+
+
+def _opacity_of_panel(overlay: Any) -> int:
+    from ui.kit.widgets import Panel
+
+    return int(next(item for item in overlay.items if isinstance(item, Panel)).shape.opacity)
+
+
+def test_no_card_shows_through_the_panels_over_the_table(harness: Harness) -> None:
+    """Issue 25: the help, the scores and the question whether to leave were see-through: the
+    cards under the help showed in its backdrop (up to 9 levels brighter)."""
+    from pyglet.window import key
+
+    from ui.table.overlays import ScoreOverlay
+    from ui.table.scoreboard import BANNER_SECONDS
+
+    cards = _deal(nerts="9C 5H", work=("9D", "8D", "7H", "QC"), stock="3S 4S 6D")
+    rect, with_cards, width = _panel_rect_and_pixels(harness, cards)
+    bare = _deal(nerts="", work=("", "", "", ""), stock="3S 4S 6D")  # no card under the panel
+    same_rect, without, _ = _panel_rect_and_pixels(harness, bare)
+    assert rect == same_rect
+    rows = range(int(rect.y) + 14, int(rect.top) - 14)
+    see_through = [
+        (x, y)
+        for y in rows
+        for x in range(int(rect.x) + 14, int(rect.right) - 14)
+        if with_cards[(y * width + x) * 3 : (y * width + x) * 3 + 3]
+        != without[(y * width + x) * 3 : (y * width + x) * 3 + 3]
+    ]
+    assert see_through == [], f"{len(see_through)} pixels of the help show the cards under it"
+
+    harness.key(key.ESCAPE)  # the help closes; Esc again asks whether to leave
+    harness.key(key.ESCAPE)
+    screen = harness.window.current
+    assert screen.panels.asking and _opacity_of_panel(screen.overlay) == 255
+    harness.key(key.ESCAPE)  # stay
+    harness.key(key.X)  # the nerts pile is empty: Nerts!, then the scores
+    harness.settle(BANNER_SECONDS + 0.5)
+    assert isinstance(screen.overlay, ScoreOverlay)
+    assert _opacity_of_panel(screen.overlay) == 255

@@ -8,6 +8,7 @@ from typing import Any
 from nerts_lan.practice import PracticeConfig, PracticeSession
 from tests.kit import layout, team
 from tests.ui.conftest import Harness
+from ui.table.message_strip import MessageKind
 
 _RIVAL = {"nerts": "KD QD", "work": ("KC", "KH", "KS", "QC"), "stock": "2D 3D"}
 
@@ -101,3 +102,35 @@ def test_no_card_shows_through_the_panels_over_the_table(harness: Harness) -> No
     harness.settle(BANNER_SECONDS + 0.5)
     assert isinstance(screen.overlay, ScoreOverlay)
     assert _opacity_of_panel(screen.overlay) == 255
+
+
+def _count_near(harness: Harness, rect: Any, colour: tuple[int, int, int]) -> int:
+    """Pixels of ``rect`` within a small distance of ``colour``."""
+    data, width, _ = harness.pixels()
+    count = 0
+    for y in range(int(rect.y), int(rect.top)):
+        for x in range(int(rect.x), int(rect.right)):
+            offset = (y * width + x) * 3
+            if all(abs(data[offset + i] - colour[i]) < 24 for i in range(3)):
+                count += 1
+    return count
+
+
+def test_the_keyboard_pick_shows_on_the_card_the_hint_outlines(harness: Harness) -> None:
+    """Issue 25: with the hint on the picked card, the hint's outline was drawn on the pick's
+    and hid it: the player could not see what Enter would send."""
+    from pyglet.window import key
+
+    from tests.ui.conftest import practice_with_a_lone_ace
+    from ui.kit.theme import ACCENT, GOOD
+
+    screen = practice_with_a_lone_ace(harness)
+    nerts = screen.view.layout.own_area.nerts
+    assert _count_near(harness, nerts, ACCENT) == 0
+    harness.key(key.N)  # pick the A♥
+    picked = _count_near(harness, nerts, ACCENT)
+    assert picked > 100
+    harness.key(key.H)  # the hint: the A♥ to a foundation, on the same card
+    assert "A♥" in (screen.messages.text_of(MessageKind.HINT) or "")
+    assert _count_near(harness, nerts, GOOD) > 100  # the hint shows
+    assert _count_near(harness, nerts, ACCENT) > picked * 0.7  # and so does the pick

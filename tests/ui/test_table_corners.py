@@ -134,3 +134,27 @@ def test_the_keyboard_pick_shows_on_the_card_the_hint_outlines(harness: Harness)
     assert "A♥" in (screen.messages.text_of(MessageKind.HINT) or "")
     assert _count_near(harness, nerts, GOOD) > 100  # the hint shows
     assert _count_near(harness, nerts, ACCENT) > picked * 0.7  # and so does the pick
+
+
+def test_enter_with_nothing_to_send_says_how_to_pick_a_card(harness: Harness) -> None:
+    """Issue 25: Enter (or F) with no card picked and none for a foundation did nothing, and
+    said nothing: the player could not tell a missed key from a refused one."""
+    from pyglet.window import key
+
+    deal = _deal(nerts="9C 5H", work=("9D", "8D", "7H", "QC"), stock="3S 4S 6D")
+    harness.window.start_practice(_config(), first_deal=deal)
+    harness.frame()
+    screen = harness.window.current
+    before = screen.session.view
+    harness.key(key.ENTER)
+    said = screen.messages.text_of(MessageKind.REFUSAL)
+    assert said == "Pick a card first (N, W or 1-6), then Enter"
+    assert said in [shown.text for shown, _ in screen.hud.strip.lines]  # drawn, not only kept
+    harness.key(key.F)
+    assert screen.messages.text_of(MessageKind.REFUSAL) == "Pick a card first (N, W or 1-6), then F"
+    assert screen.session.view is before  # nothing was sent
+
+    harness.key(key.N)  # with the 5♥ picked, Enter sends it: the engine's refusal says why not
+    harness.key(key.ENTER)
+    harness.frame()
+    assert screen.messages.text_of(MessageKind.REFUSAL) == "5♥ has nowhere to go"

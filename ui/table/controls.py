@@ -20,6 +20,7 @@ from ui.table.drag import DragControl
 from ui.table.hud import ButtonSpec, Hud
 from ui.table.layout import Placement, pile_at
 from ui.table.marking import Marking
+from ui.table.message_strip import MessageKind
 from ui.table.overlays import Overlay
 from ui.table.panels import HELP_KEYS
 from ui.table.view import TableView
@@ -76,6 +77,8 @@ class TableCommands(Protocol):
     def show_hint(self) -> None: ...
 
     def mark_selection(self) -> None: ...
+
+    def say(self, kind: MessageKind, text: str) -> None: ...
 
 
 class PointerControl:
@@ -158,6 +161,10 @@ class KeyControl:
         table.mark_selection()
         if action is not None:
             table.submit(action)
+        elif name in ("f", "enter"):
+            # Nothing picked and no hinted card for a foundation: say so, not nothing at all.
+            sent_by = "F" if name == "f" else "Enter"
+            table.say(MessageKind.REFUSAL, f"Pick a card first (N, W or 1-6), then {sent_by}")
 
     def text(self, text: str) -> None:
         if text == "?":

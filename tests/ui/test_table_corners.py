@@ -158,3 +158,63 @@ def test_enter_with_nothing_to_send_says_how_to_pick_a_card(harness: Harness) ->
     harness.key(key.ENTER)
     harness.frame()
     assert screen.messages.text_of(MessageKind.REFUSAL) == "5♥ has nowhere to go"
+
+
+def test_stuck_with_a_card_that_plays_names_it_and_asks_for_a_second_s(harness: Harness) -> None:
+    """Issue 25: S with the A♣ free for a foundation declared the team stuck at once. Now the
+    first S names the card; a second S soon after declares stuck all the same (the rules allow
+    it, and the player may mean it); an S long after asks again."""
+    from pyglet.window import key
+
+    from ui.table.stuck_check import CONFIRM_SECONDS
+
+    deal = _deal(nerts="9C 5H", work=("9D", "8D", "7H", "AC"), stock="3S 4S 6D")
+    harness.window.start_practice(_config(), first_deal=deal)
+    harness.frame()
+    screen = harness.window.current
+
+    def stuck() -> bool:
+        return bool(screen.session.view.teams[screen.team].stuck)
+
+    harness.key(key.S)
+    asked = "A♣ still plays to a foundation: S again to declare stuck"
+    assert not stuck() and screen.messages.text_of(MessageKind.REFUSAL) == asked
+    line = next(shown for shown, _ in screen.hud.strip.lines if shown.text == asked)
+    assert line.content_height < line.font_size * 2.6  # one line, not wrapped
+
+    harness.settle(CONFIRM_SECONDS + 1.0)  # too late to be the second S: it asks again
+    assert screen.messages.text_of(MessageKind.REFUSAL) is None
+    button = next(b for b in screen.hud.buttons if b.text.text == "Stuck (S)")
+    harness.click(*button.rect.center)  # the button asks the same
+    assert not stuck() and screen.messages.text_of(MessageKind.REFUSAL) == asked
+    harness.key(key.S)  # the second S: stuck all the same
+    harness.frame()
+    assert stuck()
+    assert screen.messages.text_of(MessageKind.STUCK) == "You are stuck"
+
+
+def test_stuck_with_only_a_nerts_card_for_a_work_pile_asks_too(harness: Harness) -> None:
+    from pyglet.window import key
+
+    deal = _deal(nerts="9C 5H", work=("9D", "8D", "7H", "6S"), stock="3S 4S 6D")
+    harness.window.start_practice(_config(), first_deal=deal)
+    harness.frame()
+    screen = harness.window.current
+    harness.key(key.S)
+    said = screen.messages.text_of(MessageKind.REFUSAL)
+    assert said == "5♥ still plays to work pile 4: S again to declare stuck"
+    assert not screen.session.view.teams[screen.team].stuck
+
+
+def test_stuck_with_no_card_that_plays_is_declared_at_once(harness: Harness) -> None:
+    from pyglet.window import key
+
+    # No black 6 or 4, no empty work pile, no foundation begun: no card plays anywhere.
+    deal = _deal(nerts="9C 5H", work=("9D", "8D", "7H", "QC"), stock="3S 4S 6D")
+    harness.window.start_practice(_config(), first_deal=deal)
+    harness.frame()
+    screen = harness.window.current
+    harness.key(key.S)
+    harness.frame()
+    assert screen.session.view.teams[screen.team].stuck
+    assert screen.messages.text_of(MessageKind.REFUSAL) is None

@@ -351,7 +351,7 @@ class TableScreen(Screen):
         self._nerts_button = None if self.read_only else self.hud.buttons[-1]
 
     def _hud_buttons(self) -> list[ButtonSpec]:
-        return game_buttons(self)
+        return game_buttons(self, self.keys)
 
     def _refresh_hud(self) -> None:
         state, table = self.session.view, self.session.table

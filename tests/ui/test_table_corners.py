@@ -10,7 +10,7 @@ from tests.kit import layout, team
 from tests.ui.conftest import Harness
 from ui.table.message_strip import MessageKind
 
-_RIVAL = {"nerts": "KD QD", "work": ("KC", "KH", "KS", "QC"), "stock": "2D 3D"}
+_RIVAL: dict[str, Any] = {"nerts": "KD QD", "work": ("KC", "KH", "KS", "QC"), "stock": "2D 3D"}
 
 
 def _deal(**piles_of_you: Any) -> Any:

@@ -435,6 +435,7 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
                 host_form=host_form,
                 code_table=code_table,
                 address_form=address_form,
+                save_settings=self._save,
             )
         )
 

@@ -19,6 +19,7 @@ from nerts_lan.folders import config_folder
 
 __all__ = [
     "CARD_SIZES",
+    "MAX_HOST_TEAMS",
     "Settings",
     "WindowConfig",
     "config_dir",
@@ -28,6 +29,8 @@ __all__ = [
 
 CARD_SIZES: Final = {"small": 0.8, "medium": 0.9, "large": 1.0}
 """Card size option: the share of the largest local cards that fit the window."""
+MAX_HOST_TEAMS: Final = 8
+"""The most teams (seats) the host form offers."""
 MIN_SIDE: Final = 320
 MAX_SIDE: Final = 16384
 """Bounds of the window's width and height as asked on the command line, in pixels."""
@@ -51,6 +54,8 @@ class Settings:
     """The guided first round has been offered (the first practice game from the menu)."""
     network: str = ""
     """The interface the player picked in the lobby ("wlan0"; "" for the default route's)."""
+    host_teams: int = 4
+    """The Teams the host form last showed (1 to ``MAX_HOST_TEAMS``): it opens with them."""
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
@@ -95,6 +100,8 @@ def load_settings() -> Settings:
     settings = Settings(**values)
     if settings.card_size not in CARD_SIZES:
         settings = settings.with_(card_size=defaults.card_size)
+    if not 1 <= settings.host_teams <= MAX_HOST_TEAMS:
+        settings = settings.with_(host_teams=defaults.host_teams)
     return settings
 
 

@@ -343,6 +343,28 @@ def test_the_host_form_cycles_both_ways_and_the_bot_level_says_whom_it_changes(
     assert _screen(harness) == "MenuScreen"
 
 
+def test_the_host_form_opens_with_the_teams_it_last_showed(harness: Harness) -> None:
+    """Issue 25: the Teams chosen in the host form were back at 4 when the form opened again
+    (the next table, or the next run of the game)."""
+    from ui.config import load_settings
+
+    window = harness.window
+    window.show_host_form()
+    harness.frame()
+    form = window.current
+    assert form.teams == 4
+    _right_click(harness, *_value_button(form, "4").rect.center)
+    _right_click(harness, *_value_button(window.current, "3").rect.center)
+    harness.click(*_button(window.current, "Back").rect.center)
+    assert _screen(harness) == "MenuScreen"
+
+    window.show_host_form()
+    harness.frame()
+    assert window.current.teams == 2
+    assert _value_button(window.current, "2")  # the form shows them
+    assert load_settings().host_teams == 2  # and the next run of the game opens with them
+
+
 def test_a_symbol_the_font_lacks_is_drawn_as_a_stand_in_never_as_a_box(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:

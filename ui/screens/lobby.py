@@ -25,7 +25,7 @@ from nerts_lan.lan.advert import DEFAULT_PORT, make_table_code, normalize_code
 from nerts_lan.rules.state import Options
 from nerts_lan.table.lobby_view import LobbyView
 from nerts_lan.table.session import Session
-from ui.config import Settings
+from ui.config import MAX_HOST_TEAMS, Settings
 from ui.kit.geometry import Rect
 from ui.kit.network_picker import draw_network, network_warning
 from ui.kit.theme import ACCENT, GOOD, TEXT_DIM, WARN
@@ -57,7 +57,9 @@ class LobbyScreen(FormScreen, Screen):
         host_form: bool = False,
         code_table: ListedTable | None = None,
         address_form: bool = False,
+        save_settings: Callable[[Settings], None] | None = None,
     ) -> None:
+        """``save_settings``: where the host form's remembered choices go (its Teams)."""
         self.window = window
         self.batch = batch
         self.settings = settings
@@ -76,7 +78,8 @@ class LobbyScreen(FormScreen, Screen):
         self._typed_address = ""
         self._shown_looking: str | None = None
         self._code_problem = ""
-        self.teams = 4
+        self._save_settings = save_settings
+        self.teams = settings.host_teams
         self.partnership = False
         self.flip = settings.flip
         self.target = 100
@@ -224,11 +227,17 @@ class LobbyScreen(FormScreen, Screen):
         self.resize(self.window.width, self.window.height)
 
     def _next_teams(self) -> None:
-        self.teams = self.teams % 8 + 1
-        self._rebuild()
+        self._choose_teams(self.teams % MAX_HOST_TEAMS + 1)
 
     def _previous_teams(self) -> None:
-        self.teams = (self.teams - 2) % 8 + 1
+        self._choose_teams((self.teams - 2) % MAX_HOST_TEAMS + 1)
+
+    def _choose_teams(self, teams: int) -> None:
+        """Show ``teams`` and remember them: the form opens with them next time."""
+        self.teams = teams
+        self.settings = self.settings.with_(host_teams=teams)
+        if self._save_settings is not None:
+            self._save_settings(self.settings)
         self._rebuild()
 
     def _partners(self) -> None:

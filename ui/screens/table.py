@@ -348,10 +348,10 @@ class TableScreen(Screen):
         layout = self.view.layout
         assert layout is not None
         self.hud.build(layout, width, self._hud_buttons())
-        self._nerts_button = self.hud.buttons[-1]
+        self._nerts_button = None if self.read_only else self.hud.buttons[-1]
 
     def _hud_buttons(self) -> list[ButtonSpec]:
-        return game_buttons(self)
+        return game_buttons(self, self.keys)
 
     def _refresh_hud(self) -> None:
         state, table = self.session.view, self.session.table

@@ -17,7 +17,7 @@ from pyglet.window import key as keys
 from ui.kit.geometry import Rect
 from ui.kit.theme import ACCENT, TEXT_DIM
 from ui.kit.widgets import Panel
-from ui.table.overlays import Overlay
+from ui.table.overlays import PANEL_ALPHA, Overlay
 
 __all__ = ["LEAVE_KEYS", "STAY_KEYS", "ConfirmOverlay", "lift_clear"]
 
@@ -66,7 +66,7 @@ class ConfirmOverlay(Overlay):
         centred = Rect((width - w) / 2, (height - h) / 2, w, h)
         rect = lift_clear(centred, self.keep_clear, ceiling=height - 10)
         self.rect = rect
-        self.items.append(Panel(self.batch, self.panel_group, rect))
+        self.items.append(Panel(self.batch, self.panel_group, rect, alpha=PANEL_ALPHA))
         self.text(self.question, rect.x + 24, rect.top - 36, size=22, bold=True, colour=ACCENT)
         self.text(self.detail, rect.x + 24, rect.top - 74, size=15, colour=TEXT_DIM)
         self.button(

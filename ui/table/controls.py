@@ -20,8 +20,10 @@ from ui.table.drag import DragControl
 from ui.table.hud import ButtonSpec, Hud
 from ui.table.layout import Placement, pile_at
 from ui.table.marking import Marking
+from ui.table.message_strip import MessageKind
 from ui.table.overlays import Overlay
 from ui.table.panels import HELP_KEYS
+from ui.table.stuck_check import CONFIRM_SECONDS, StuckCheck
 from ui.table.view import TableView
 
 __all__ = ["KeyControl", "PointerControl", "TableCommands", "game_buttons"]
@@ -77,6 +79,8 @@ class TableCommands(Protocol):
 
     def mark_selection(self) -> None: ...
 
+    def say(self, kind: MessageKind, text: str, *, lifetime: float | None = ...) -> None: ...
+
 
 class PointerControl:
     """The mouse over the table: the guide's panel and the HUD's buttons first, then the own
@@ -130,6 +134,8 @@ class KeyControl:
 
     def __init__(self, table: TableCommands) -> None:
         self.table = table
+        self.stuck_check = StuckCheck()
+        """Whether S (or the Stuck button) declares stuck now or asks first (``stuck_check``)."""
 
     def press(self, symbol: int) -> None:
         table = self.table
@@ -156,21 +162,44 @@ class KeyControl:
             table.session.view, table.player, table.team, marking.selection, name
         )
         table.mark_selection()
-        if action is not None:
+        if isinstance(action, DeclareStuck):
+            self.declare_stuck()
+        elif action is not None:
             table.submit(action)
+        elif name in ("f", "enter"):
+            # Nothing picked and no hinted card for a foundation: say so, not nothing at all.
+            sent_by = "F" if name == "f" else "Enter"
+            table.say(MessageKind.REFUSAL, f"Pick a card first (N, W or 1-6), then {sent_by}")
 
     def text(self, text: str) -> None:
         if text == "?":
             self.table.open_help()
 
+    def declare_stuck(self) -> None:
+        """S or the Stuck button: declare stuck, or first say which card still plays (a second
+        S declares it all the same: see ``stuck_check``)."""
+        table = self.table
+        question = self.stuck_check.question(table.session.view, table.player, table.now)
+        if question is None:
+            table.submit(DeclareStuck(table.player))
+        else:
+            table.say(MessageKind.REFUSAL, question, lifetime=CONFIRM_SECONDS)
 
-def game_buttons(table: TableCommands) -> list[ButtonSpec]:
-    """The HUD's buttons in a game, bottom first (the last one calls Nerts)."""
-    return [
+
+def game_buttons(table: TableCommands, key_control: KeyControl) -> list[ButtonSpec]:
+    """The HUD's buttons in a game, bottom first (the last one calls Nerts; Stuck goes the way
+    of ``key_control``'s S). A watcher (no seat: ``read_only``) gets no Hint, Stuck or Nerts:
+    none of them could do anything for them."""
+    watching: list[ButtonSpec] = [
         ("Menu", table.leave, (70, 70, 80)),
         ("Options (O)", table.open_options, (52, 70, 84)),
         ("Help (?)", table.open_help, (52, 70, 84)),
+    ]
+    if table.read_only:
+        return watching
+    return [
+        *watching,
         ("Hint (H)", table.show_hint, (40, 96, 70)),
-        ("Stuck (S)", lambda: table.submit(DeclareStuck(table.player)), (150, 96, 30)),
+        ("Stuck (S)", key_control.declare_stuck, (150, 96, 30)),
         ("NERTS! (X)", lambda: table.submit(CallNerts(table.player)), (190, 40, 40)),
     ]

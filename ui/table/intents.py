@@ -40,7 +40,7 @@ KEY_HELP: Final = (
     ("Up / Down", "pick more or fewer cards of the picked work pile"),
     ("F or Enter", "send the picked card (or the best one) to a foundation"),
     ("H", "show a hint"),
-    ("S", "declare your team stuck"),
+    ("S", "declare your team stuck (while a card still plays, it asks for a second S)"),
     ("X", "call Nerts! (once your nerts pile is empty)"),
     ("Esc", "drop the pick, close a panel, or leave (it asks first)"),
     ("F1 or ?", "this help"),

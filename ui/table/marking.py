@@ -87,17 +87,21 @@ class Marking:
     def marks(
         self, state: State, layout: TableLayout, shown: Sequence[Placement], team: int
     ) -> list[tuple[Rect, tuple[int, int, int]]]:
-        """The outlines of the pick and the hint, each just inside its card: an outline outside
-        it would cut through the name above the nerts pile and the count below it."""
-        marks: list[tuple[Rect, tuple[int, int, int]]] = []
+        """The outlines of the hint and the pick, each just inside its card: an outline outside
+        it would cut through the name above the nerts pile and the count below it. A pick on a
+        card the hint outlines too goes one outline further in, inside the hint's: drawn on the
+        same line, one of the two hid the other (issue 25)."""
+        hinted = hint_marks(self.hint, state, layout, shown, team)
+        marks = [(_inset(rect, _MARK_WIDTH), GOOD) for rect in hinted]
         if self.selection is not None:
             cards = intents.stack_from(state, self.selection.pile, self.selection.depth)
             for placement in shown:
                 if placement.pile == self.selection.pile and placement.card in cards:
-                    marks.append((placement.rect, ACCENT))
-        for rect in hint_marks(self.hint, state, layout, shown, team):
-            marks.append((rect, GOOD))
-        return [(_inset(rect, _MARK_WIDTH), colour) for rect, colour in marks]
+                    rect = placement.rect
+                    under_hint = any(rect.overlap(other) > 0 for other in hinted)
+                    inset = _MARK_WIDTH * (2 if under_hint else 1)
+                    marks.append((_inset(rect, inset), ACCENT))
+        return marks
 
     def end_guide(self) -> None:
         """Skip or finish the guided round: its panel and its pointing go."""

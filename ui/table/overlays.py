@@ -20,7 +20,18 @@ from ui.kit.wording import team_label
 from ui.table.help_page import GAME_LINES, table_sketch
 from ui.table.intents import KEY_HELP
 
-__all__ = ["HelpOverlay", "OptionsOverlay", "Overlay", "ScoreOverlay", "waiting_caption"]
+__all__ = [
+    "PANEL_ALPHA",
+    "HelpOverlay",
+    "OptionsOverlay",
+    "Overlay",
+    "ScoreOverlay",
+    "waiting_caption",
+]
+
+PANEL_ALPHA = 255
+"""A panel over the table hides the cards under it: at the widgets' usual 248 the cards showed
+through the help, the scores and the question whether to leave (issue 25)."""
 
 
 class Overlay:
@@ -63,7 +74,7 @@ class Overlay:
     def panel(self, width: int, height: int, w: float, h: float) -> Rect:
         w, h = min(w, width - 20), min(h, height - 20)
         rect = Rect((width - w) / 2, (height - h) / 2, w, h)
-        self.items.append(Panel(self.batch, self.panel_group, rect))
+        self.items.append(Panel(self.batch, self.panel_group, rect, alpha=PANEL_ALPHA))
         return rect
 
     def text(self, value: str, x: float, y: float, **style: Any) -> Any:

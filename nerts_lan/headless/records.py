@@ -55,9 +55,19 @@ def membership_record(event: object) -> Record | None:
         return {"event": "peer_heard_again", "peer": event.peer, "name": event.name}
     if isinstance(event, PeerGone):
         gone = "peer_left" if event.left else "peer_gone"
-        return {"event": gone, "peer": event.peer, "players": list(event.players)}
+        return {
+            "event": gone,
+            "peer": event.peer,
+            "name": event.name,
+            "players": list(event.players),
+        }
     if isinstance(event, PeerReturned):
-        return {"event": "peer_returned", "peer": event.peer, "players": list(event.players)}
+        return {
+            "event": "peer_returned",
+            "peer": event.peer,
+            "name": event.name,
+            "players": list(event.players),
+        }
     if isinstance(event, TablePaused):
         if event.paused:
             return {"event": "table_paused", "reason": "waiting for the table"}

@@ -209,19 +209,19 @@ class TableMachine:
 
     def member_returned(self, peer: str) -> None:
         """A member came back (a new incarnation): it takes its seats back."""
-        self.members.setdefault(peer, peer)
-        self._events.append(PeerReturned(peer, self.seating.returned(peer)))
+        name = self.members.setdefault(peer, peer)
+        self._events.append(PeerReturned(peer, self.seating.returned(peer), name))
         self._events.append(LobbyChanged())
 
     def member_gone(self, peer: str, left: bool = False) -> None:
         """A member left (``left``) or was excluded: its seats are played by a bot or frozen."""
-        self.members.pop(peer, None)
+        name = self.members.pop(peer, peer)
         if self.host == peer:
             self.host = min(self.members) if self.members else None
         keeper = min(self.members) if self.members else None
         in_lobby = self.phase is TablePhase.LOBBY
         lost = self.seating.gone(peer, keeper, in_lobby, self.settings)
-        self._events.append(PeerGone(peer, lost, left))
+        self._events.append(PeerGone(peer, lost, left, name))
         if peer in self.participants:
             self.participants.remove(peer)
             self._advance_seeding()

@@ -70,6 +70,9 @@ class PeerGone:
     peer: str
     players: tuple[str, ...]
     left: bool = False
+    name: str = ""
+    """The member's name (its player's): the laptop that went, whose bots are among
+    ``players`` too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,8 @@ class PeerReturned:
 
     peer: str
     players: tuple[str, ...]
+    name: str = ""
+    """The member's name (its player's)."""
 
 
 @dataclass(frozen=True, slots=True)

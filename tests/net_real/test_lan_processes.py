@@ -63,7 +63,7 @@ def test_a_peer_killed_mid_round_is_covered_by_a_bot_and_takes_its_seat_back(
         lost = host.wait_for("peer_went_silent", timeout=10, peer=cy_id)
         assert lost["name"] == "Cy"
         gone = host.wait_for("peer_gone", timeout=15, peer=cy_id)
-        assert gone["players"] == ["Cy"]
+        assert gone["players"] == ["Cy"] and gone["name"] == "Cy"
         # The same laptop comes back (same data folder, so the same peer id).
         again = PeerProcess(cy_args, tmp_path / "cy")
         peers.append(again)

@@ -251,3 +251,15 @@ def test_who_is_stuck_is_said_with_the_players_names() -> None:
         team("Red", ("Ann",)), team("Blue", ("Bo", "Cy"), stuck=True), team("Green", ("Di",))
     )
     assert stuck_line(state.table, state, 0) == "Stuck: Bo & Cy"
+
+
+def test_a_host_that_left_is_named_not_the_bots_it_ran() -> None:
+    # Issue 25: "Bot 1 left the table" when the laptop that left was its host's.
+    from nerts_lan.table.session import PeerReturned
+    from ui.table.news import comings_and_goings
+
+    assert comings_and_goings(PeerGone("ann-1", ("Ann", "Bot 1"), True, "Ann")) == (
+        "Ann left the table (a bot plays on)"
+    )
+    assert comings_and_goings(PeerGone("ann-1", ("Bot 1",), True, "Ann")) == "Ann left the table"
+    assert comings_and_goings(PeerReturned("ann-1", ("Ann", "Bot 1"), "Ann")) == "Ann is back"

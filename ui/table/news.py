@@ -24,7 +24,7 @@ from nerts_lan.table.session import (
 from ui.table.message_strip import KIND_LIFETIME, MessageKind
 from ui.table.pause_banner import LEFT_BEHIND, PauseBanner, whereabouts_text
 
-__all__ = ["Say", "TableNews"]
+__all__ = ["Say", "TableNews", "comings_and_goings"]
 
 
 class Say(Protocol):
@@ -60,8 +60,7 @@ class TableNews:
             line = unreachable_line(event.unheard, event.seconds)
             self.say(MessageKind.TABLE, line, lifetime=event.seconds)
         elif isinstance(event, (PeerGone, PeerReturned)):
-            verb = "left the table (a bot plays on)" if isinstance(event, PeerGone) else "is back"
-            self.say(MessageKind.TABLE, f"{', '.join(event.players)} {verb}")
+            self.say(MessageKind.TABLE, comings_and_goings(event))
         else:
             return False
         return True
@@ -89,3 +88,14 @@ class TableNews:
         elif self.banner.shown:
             self.banner.hide()
             self.say(MessageKind.TABLE, "The table is back")
+
+
+def comings_and_goings(event: PeerGone | PeerReturned) -> str:
+    """Who left or came back, by the laptop's player ("Ann left the table"), never by the bots
+    it ran: when a host goes, its bots go on under another laptop ("Bot 1 left" was wrong)."""
+    who = event.name or ", ".join(event.players)
+    if isinstance(event, PeerReturned):
+        return f"{who} is back"
+    if event.name and event.name not in event.players:
+        return f"{who} left the table"  # a watcher, or a host of bots only: nobody's seat goes
+    return f"{who} left the table (a bot plays on)"

@@ -14,7 +14,7 @@ import pytest
 from nerts_lan.cli.main import main
 from nerts_lan.history import store as history_module
 from nerts_lan.history.facts import races_of, round_facts
-from nerts_lan.history.stats import local_players, player_stats
+from nerts_lan.history.stats import local_players, player_stats, stats_text
 from nerts_lan.history.store import (
     DATABASE_NAME,
     SCHEMA_VERSION,
@@ -211,3 +211,15 @@ def test_stats_command_says_when_the_history_is_locked(
         other.close()
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "in use by another nerts-lan" in err[0]
+
+
+def test_a_match_left_before_its_end_is_not_counted_as_played(tmp_path: Path) -> None:
+    # Issue 25: abandoned matches counted as played (and, not won, as lost).
+    write_log(tmp_path / "logs", cut_records=60)  # the match's end is never reached
+    with open_history(tmp_path) as history:
+        history.update(tmp_path / "logs")
+        stats = player_stats(history, "p01")
+    record = stats.record
+    assert (record.matches, record.matches_won, record.matches_unfinished) == (0, 0, 1)
+    assert record.rounds > 0  # its rounds were played, and count
+    assert "0/0 matches won (1 unfinished)" in stats_text(stats)[0]

@@ -22,7 +22,11 @@ class Record:
     """Matches and rounds played and won, and what the rounds add up to."""
 
     matches: int = 0
+    """Matches played to their end (a team reached the target)."""
     matches_won: int = 0
+    matches_unfinished: int = 0
+    """Matches left before their end: their rounds count, the match neither as played nor
+    as lost."""
     rounds: int = 0
     rounds_won: int = 0
     average_score: float = 0.0
@@ -120,17 +124,19 @@ def _record(db: sqlite3.Connection, name: str, opponent: str | None) -> Record:
     if not rows:
         return Record()
     matches = {row[8]: row[9] for row in rows}
-    won_matches = sum(
-        1
-        for match_id, team in matches.items()
-        if db.execute("SELECT winner FROM matches WHERE id = ?", (match_id,)).fetchone()[0] == team
-    )
+    winners = {
+        match_id: db.execute("SELECT winner FROM matches WHERE id = ?", (match_id,)).fetchone()[0]
+        for match_id in matches
+    }
+    finished = [match_id for match_id, winner in winners.items() if winner is not None]
+    won_matches = sum(1 for match_id in finished if winners[match_id] == matches[match_id])
     timed = [row for row in rows if row[7]]
     minutes = sum(row[7] for row in timed) / 60000
     fastest = [row[7] for row in rows if row[2] and row[7]]
     return Record(
-        matches=len(matches),
+        matches=len(finished),
         matches_won=won_matches,
+        matches_unfinished=len(matches) - len(finished),
         rounds=len(rows),
         rounds_won=sum(row[2] for row in rows),
         average_score=sum(row[1] for row in rows) / len(rows),
@@ -175,8 +181,9 @@ def _chart(db: sqlite3.Connection, name: str) -> tuple[ChartPoint, ...]:
 
 
 def _record_words(record: Record) -> str:
+    unfinished = f" ({record.matches_unfinished} unfinished)" if record.matches_unfinished else ""
     parts = [
-        f"{record.matches_won}/{record.matches} matches won",
+        f"{record.matches_won}/{record.matches} matches won{unfinished}",
         f"{record.rounds_won}/{record.rounds} rounds won",
         f"{record.average_score:.1f} points a round",
         f"{record.nerts_calls} Nerts call{'' if record.nerts_calls == 1 else 's'}",

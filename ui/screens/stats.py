@@ -36,7 +36,7 @@ MAX_PLAYERS_SHOWN = 6
 def record_rows(record: Record) -> list[tuple[str, str]]:
     """The record as (what, how much) rows, in the player's words."""
     rows = [
-        ("Matches", f"{record.matches} played, {record.matches_won} won"),
+        ("Matches", _matches(record)),
         ("Rounds", f"{record.rounds} played, {record.rounds_won} won"),
         ("Average score", f"{record.average_score:.1f} a round"),
         ("Nerts calls", str(record.nerts_calls)),
@@ -271,3 +271,11 @@ def _date(at: int | None) -> str:
     if at is None:
         return ""
     return time.strftime("%d %b %Y", time.localtime(at / 1000))
+
+
+def _matches(record: Record) -> str:
+    """Matches played to their end and won; the ones left before their end apart."""
+    words = f"{record.matches} played, {record.matches_won} won"
+    if record.matches_unfinished:
+        words += f", {record.matches_unfinished} unfinished"
+    return words

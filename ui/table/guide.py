@@ -1,9 +1,12 @@
 """The guided first round: one explanation at a time, pointing at the next useful move.
 
-Built on the hints (``ui.table.hints``): each step is the hint for the state on the table; the first
-time a kind of move comes up, a sentence of the rules that make it possible comes with it, and after
-that the hint alone. A step holds while its move is still the one to make, so that a rival's play
-elsewhere does not change the words under the player's eyes.
+Built on the hints (``ui.table.hints``): each step is the hint for the state on the table. The
+goal comes first (empty the nerts pile), whatever the first move is; then the first time a kind
+of move comes up, a sentence of the rules that make it possible comes with it, and after that
+the hint alone. A sentence counts as taught once the player has moved after reading it: when a
+rival's play changes the step first, it comes again with the next step of its kind. A step holds
+while its move is still the one to make, so that a rival's play elsewhere does not change the
+words under the player's eyes.
 
 Pure: no pyglet (``ui.table.guide_panel`` shows the steps).
 """
@@ -15,7 +18,7 @@ from typing import Final
 
 from nerts_lan.rules.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.rules.cards import card_rank
-from nerts_lan.rules.state import State
+from nerts_lan.rules.state import State, Tableau
 from ui.table.hints import Hint, StockWatch, next_hint
 
 __all__ = ["LESSONS", "Guide", "GuideStep", "lesson_kind"]
@@ -28,7 +31,9 @@ LESSONS: Final = {
     "ace": "An ace starts a foundation in the middle, shared by everyone: +1 point a card.",
     "foundation": "A foundation takes the next card of its suit (A, 2, 3 … K): +1 point.",
     "move": "A card moves with the cards on it; moving them frees the card below.",
-    "under": "While a work pile is empty, a card may go under a pile one rank higher.",
+    "under": "While one of your work piles is empty, your nerts or waste card may slide under a "
+    "work pile whose bottom card is one rank lower, of the other colour: the pile then sits on "
+    "it.",
     "flip": "Nothing fits now: your stock (the face-down pile) turns three cards onto the "
     "waste, and the waste's top card can be played.",
     "turn": "The stock is used up: turning the waste over lets you go through it again.",
@@ -54,20 +59,26 @@ class Guide:
 
     def __init__(self) -> None:
         self.explained: set[str] = set()
+        """The lessons taught: shown, and the player moved after reading them."""
         self.current: GuideStep | None = None
+        self._teaching: tuple[str, Tableau] | None = None
+        """The lesson the current step shows, and the player's piles when it came up."""
 
     def step(self, state: State, player: str, watch: StockWatch) -> GuideStep:
         """The step for ``state``: the same as before while its move is still the one to make."""
+        team = state.table.team_of(player)
+        own = state.teams[team] if team is not None else None
+        if self._teaching is not None and own is not None and own != self._teaching[1]:
+            self.explained.add(self._teaching[0])  # the player moved after reading it
         hint = next_hint(state, player, watch)
         if self.current is not None and self.current.action == hint.action:
             return self.current
-        kinds = [lesson_kind(hint, state, player)]
-        if isinstance(hint.action, (Play, SlideUnder)) and hint.action.source.kind == "nerts":
-            kinds.insert(0, "nerts")
+        kinds = ["nerts", lesson_kind(hint, state, player)]  # the goal first
         text = hint.text
         new = [kind for kind in kinds if kind not in self.explained]
-        if new:  # one explanation at a time: the next one comes with a later step
-            self.explained.add(new[0])
+        self._teaching = None
+        if new and own is not None:  # one explanation at a time: the next one comes later
+            self._teaching = (new[0], own)
             text = f"{LESSONS[new[0]]}\n{text}"
         self.current = GuideStep(hint.action, text)
         return self.current

@@ -3,13 +3,19 @@ real table machine fed a real order of commands (``headless.record_of``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
+
 from nerts_lan.headless.play import record_of
-from nerts_lan.rules.state import Options
+from nerts_lan.rules.engine import deal_round
+from nerts_lan.rules.scoring import Match
+from nerts_lan.rules.state import Options, Table
 from nerts_lan.table.commands import Create, Hello, Sit, Start, TableCommand, TableSettings
+from nerts_lan.table.lobby_view import SeatStatus
 from nerts_lan.table.machine import TableMachine
-from nerts_lan.table.session import LeftBehind, TablePaused
+from nerts_lan.table.session import LeftBehind, MatchEnded, RoundStarted, TablePaused
 
 
 def _kitchen() -> tuple[TableMachine, list[Any]]:
@@ -70,3 +76,62 @@ def test_a_paused_table_and_its_return_are_printed() -> None:
         "reason": "waiting for the table",
     }
     assert record_of(TablePaused(False)) == {"event": "table_back"}
+
+
+class _CatchingUp:
+    """A seat whose catch-up is polled in two halves: the round under way (from the table's
+    snapshot) first, the status that says the table has us in the next poll, as a restarted
+    host taking its seat back sees them when a poll falls between the network thread's posts."""
+
+    lobby = None
+
+    def __init__(self) -> None:
+        table = Table(Options(), ("Red", "Blue"), (("Ann",), ("Bo",)))
+        waiting = SeatStatus("ann-1", "Ann", None, "0badcafe", 7777)
+        joined = SeatStatus("ann-1", "Ann", None, "0badcafe", 7777, joined=True)
+        self._polls = [
+            (waiting, []),
+            (waiting, [RoundStarted(2, deal_round(table, "seed"))]),
+            (joined, [MatchEnded(Match(("Red", "Blue"), 50))]),
+        ]
+        self.status = waiting
+
+    def wait(self, timeout: float) -> None:
+        pass
+
+    def poll(self) -> list[Any]:
+        self.status, events = self._polls.pop(0)
+        return events
+
+    def start_error(self) -> None:
+        return None
+
+    def close(self, leave: bool) -> None:
+        pass
+
+
+def test_a_host_taking_its_seat_back_prints_joined_before_the_round_under_way(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nerts_lan.headless import play
+
+    monkeypatch.setattr(play, "LeaveRequest", _Staying)
+    monkeypatch.setattr(play, "record_new_logs", lambda: None)
+
+    code = play._play(_CatchingUp(), play.PeerConfig("Ann"))  # type: ignore[arg-type]
+
+    printed = [json.loads(line)["event"] for line in capsys.readouterr().out.splitlines()]
+    assert code == 0
+    assert printed == ["joined", "round_started", "match_over"]
+
+
+class _Staying:
+    """Nobody asks a headless peer under test to leave."""
+
+    requested = False
+
+    def listen(self) -> None:
+        pass
+
+    def left(self) -> None:
+        pass

@@ -44,7 +44,8 @@ headless peer prints one JSON object per line on standard output, each with an `
   the table let it go meanwhile, a bot played the seat and it rejoined) / ``table_gone``
   (message: the table, or its match, ended while it was away; it exits with status 1)
 - ``ignored`` (peer, reason: an entry that did not fit the table; a seat that two peers asked for
-  at once is lobby traffic, not printed: the later one sits elsewhere, as its ``seated`` says)
+  at once is lobby traffic, not printed: the later one sits elsewhere, as its ``seated`` says; so
+  is another peer's move that came after its round, while this peer's own such moves print)
 - ``error`` (message; ``tables``, each as ``nerts-lan tables --json`` prints it, when ``--table``
   names several)
 
@@ -67,6 +68,7 @@ from nerts_lan.bots.bot import LEVELS
 from nerts_lan.headless.leaving import LeaveRequest
 from nerts_lan.headless.records import (
     found_record,
+    is_someone_elses_late_move,
     listed_record,
     membership_record,
     whereabouts_record,
@@ -524,6 +526,8 @@ def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress)
             progress.finished = True
         elif isinstance(event, TableGone):
             progress.finished = progress.gone = True
+        elif is_someone_elses_late_move(event, status.peer_id):
+            continue
         _emit_event(event)
 
 

@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 from nerts_lan.lan.advert import TableInfo
-from nerts_lan.table.commands import Sit
+from nerts_lan.table.commands import Act, Sit
 from nerts_lan.table.session import (
     AddressChanged,
     Away,
@@ -26,7 +26,13 @@ from nerts_lan.table.session import (
     Unreachable,
 )
 
-__all__ = ["found_record", "listed_record", "membership_record", "whereabouts_record"]
+__all__ = [
+    "found_record",
+    "is_someone_elses_late_move",
+    "listed_record",
+    "membership_record",
+    "whereabouts_record",
+]
 
 log = logging.getLogger("nerts_lan.headless.play")
 
@@ -46,6 +52,20 @@ def whereabouts_record(event: object) -> Record | None:
     if isinstance(event, TableGone):
         return {"event": "table_gone", "message": event.reason}
     return None
+
+
+def is_someone_elses_late_move(event: object, me: str) -> bool:
+    """Whether ``event`` is another peer's move that the table ignored for coming after its
+    round (a move that raced the round's end, or one that peer made before the table let it go):
+    every peer folds it alike and nothing of it reached this one's player, so it is the table's
+    traffic, not a line of this peer (a peer that rejoins catches up through a few of them).
+    This peer's own ignored moves are its player's, and print."""
+    if not isinstance(event, EntryIgnored) or event.peer == me:
+        return False
+    if event.kind is IgnoredKind.REFUSED and event.command == Act.KIND:
+        log.info("a move of %s came too late for its round: %s", event.peer, event.reason)
+        return True
+    return False
 
 
 def membership_record(event: object) -> Record | None:

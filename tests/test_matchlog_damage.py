@@ -135,14 +135,15 @@ def test_an_entry_that_is_not_a_table_command_is_named_and_the_rest_replays(
 ) -> None:
     records, hashes = simulated_match()
     bad = len(records) // 2
-    damaged = [*records[:bad], ["entry", 5, "p00", {"k": "nonsense"}], *records[bad:]]
+    nonsense = ["entry", records[bad - 1][1], "p09", {"k": "nonsense"}]  # in the log's order
+    damaged = [*records[:bad], nonsense, *records[bad:]]
     path = write_records(tmp_path / "e.nlog", damaged)
 
     code, lines, err = replay_cli(path, capsys)
 
     assert round_hashes(lines) == hashes  # the table ignored it, as it would have when playing
     assert code == 1
-    assert f"record {bad + 1} (an entry by p00) is not a table command" in err
+    assert f"record {bad + 1} (an entry by p09) is not a table command" in err
     assert f"1 of the {len(damaged)} records were ignored" in err
     assert "Traceback" not in err
 
@@ -318,16 +319,20 @@ BYTE_DAMAGE: dict[str, _Damage] = {
 changes what is replayed, unless the replay finds it (a log cut at a record's end is not here:
 nothing tells it from a log whose writer stopped there)."""
 
-RECORD_DAMAGE: dict[str, Callable[[list[list[Any]]], list[list[Any]]]] = {
-    "an-entry-not-a-command": lambda r: [
-        *r[:_MIDDLE],
-        ["entry", 5, "p00", {"k": "?"}],
-        *r[_MIDDLE:],
-    ],
-    "an-unknown-record-kind": lambda r: [*r[:_MIDDLE], ["note", "hi"], *r[_MIDDLE:]],
-    "an-entry-of-wrong-types": lambda r: [*r[:_MIDDLE], ["entry", "5", 7, {}], *r[_MIDDLE:]],
+
+def _inserted(records: list[list[Any]], record: list[Any]) -> list[list[Any]]:
+    return [*records[:_MIDDLE], record, *records[_MIDDLE:]]
+
+
+RECORD_DAMAGE: dict[str, tuple[Callable[[list[list[Any]]], list[list[Any]]], int]] = {
+    "an-entry-not-a-command": (lambda r: _inserted(r, ["entry", r[_MIDDLE][1], "p9", {}]), 181),
+    "an-unknown-record-kind": (lambda r: _inserted(r, ["note", "hi"]), 181),
+    "an-entry-of-wrong-types": (lambda r: _inserted(r, ["entry", "5", 7, {}]), 181),
+    "an-entry-doubled": (lambda r: _inserted(r, r[_MIDDLE - 1]), 181),
+    "an-entry-out-of-order": (lambda r: _inserted(r, r[_MIDDLE - 9]), 181),
 }
-"""Records rewritten with good checksums (a program that wrote a log of its own)."""
+"""Records rewritten with good checksums (a program that wrote a log of its own, or a log of
+the old form, whose checksums do not chain), and the number of the record the replay names."""
 
 
 @pytest.mark.parametrize("damage", sorted(BYTE_DAMAGE))
@@ -353,11 +358,12 @@ def test_a_rewritten_record_that_does_not_fit_is_named_and_exits_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
 ) -> None:
     path = tmp_path / "r.nlog"
-    path.write_bytes(_chained_log(RECORD_DAMAGE[damage](simulated_match()[0])))
+    rewrite, named = RECORD_DAMAGE[damage]
+    path.write_bytes(_chained_log(rewrite(simulated_match()[0])))
 
     code, _, err = replay_cli(path, capsys)
 
-    assert code == 1 and f"record {_MIDDLE + 1} " in err and "Traceback" not in err, err
+    assert code == 1 and f"record {named} " in err and "Traceback" not in err, err
 
 
 def test_a_log_that_ends_on_a_whole_record_replays_as_far_as_it_goes_without_a_word(

@@ -25,9 +25,11 @@ before it appends, so what a restarted peer writes stays readable. The writer sy
 round's end (``sync``) and on close.
 
 Replaying folds the records as the table did (``LogFold``). A record can pass its checksum and
-still not apply: an entry that is not a table command is ignored, as the table ignored it; a
-snapshot that cannot be installed is ignored with the records after it, up to the next snapshot
-that can be. Each such stretch is reported (``Ignored``), and every round folded around it is kept.
+still not apply: an entry that is not a table command is ignored, as the table ignored it; so
+is an entry the log holds already, or one stamped before the entry ahead of it (the table's log
+holds each entry once, in the order of its timestamps); a snapshot that cannot be installed is
+ignored with the records after it, up to the next snapshot that can be. Each such stretch is
+reported (``Ignored``), and every round folded around it is kept.
 """
 
 from __future__ import annotations
@@ -182,6 +184,10 @@ class LogFold:
         self._index = 0
         self._started = False  # a record that carries the table was folded
         self._lost = False  # after a snapshot that could not be installed
+        self._keys: dict[tuple[int, str], int] = {}
+        """Each entry's key since the last snapshot, with its record's index: the table's log
+        holds an entry once, in the order of its timestamps."""
+        self._latest = 0  # the timestamp of the last entry since the last snapshot
 
     @property
     def folded(self) -> int:
@@ -197,6 +203,10 @@ class LogFold:
         if self._lost:
             last = self.ignored[-1]
             self.ignored[-1] = Ignored(last.first, last.count + 1, last.reason)
+            return []
+        misplaced = self._out_of_order(index, record)
+        if misplaced is not None:
+            self.ignored.append(Ignored(index, 1, f"({_described(record)}) {misplaced}"))
             return []
         try:
             self.machine = apply_record(self.machine, record)
@@ -222,7 +232,21 @@ class LogFold:
         if not self._started:
             self.joined_at = _first_round_seen(machine)
         self.machine, self._started, self._lost = machine, True, False
+        self._keys, self._latest = {}, 0
         return machine.take_events()
+
+    def _out_of_order(self, index: int, record: list[Any]) -> str | None:
+        """What places an entry out of the table's order (None: it is in order), which a log
+        of the old form (no chained checksums) or one written by another program can hold."""
+        if record[0] != "entry":
+            return None
+        key = (record[1], record[2])
+        if key in self._keys:
+            return f"is doubled: record {self._keys[key] + 1} holds it already"
+        if key[0] < self._latest:
+            return f"is out of order: it is stamped {key[0]}, after an entry stamped {self._latest}"
+        self._keys[key], self._latest = index, key[0]
+        return None
 
 
 def replay_problems(

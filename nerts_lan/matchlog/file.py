@@ -348,13 +348,13 @@ def _read_record(data: bytes, found: _Scan) -> str | None:
     offset, number = found.end, len(found.records) + 1
     where = f"record {number} (at byte {offset})"
     if len(data) - offset < _HEADER.size:
-        return f"{CUT_SHORT} at byte {offset}, in {where} (a crash while writing)"
+        return f"{CUT_SHORT} at byte {offset}, in record {number} (a crash while writing)"
     length, crc = _HEADER.unpack_from(data, offset)
     start = offset + _HEADER.size
     if length > _MAX_RECORD:
         return f"{where} claims {length} bytes: damaged"
     if start + length > len(data):
-        return f"{CUT_SHORT} at byte {offset}, in {where} (a crash while writing)"
+        return f"{CUT_SHORT} at byte {offset}, in record {number} (a crash while writing)"
     body = data[start : start + length]
     if zlib.crc32(body, found.last if found.chained else 0) != crc:
         if not found.chained:

@@ -3,13 +3,26 @@ real table machine fed a real order of commands (``headless.record_of``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
+
 from nerts_lan.headless.play import record_of
-from nerts_lan.rules.state import Options
-from nerts_lan.table.commands import Create, Hello, Sit, Start, TableCommand, TableSettings
+from nerts_lan.rules.actions import Flip
+from nerts_lan.rules.engine import deal_round
+from nerts_lan.rules.scoring import Match
+from nerts_lan.rules.state import Options, Table
+from nerts_lan.table.commands import Act, Create, Hello, Sit, Start, TableCommand, TableSettings
+from nerts_lan.table.lobby_view import SeatStatus
 from nerts_lan.table.machine import TableMachine
-from nerts_lan.table.session import LeftBehind, TablePaused
+from nerts_lan.table.session import (
+    EntryIgnored,
+    LeftBehind,
+    MatchEnded,
+    RoundStarted,
+    TablePaused,
+)
 
 
 def _kitchen() -> tuple[TableMachine, list[Any]]:
@@ -70,3 +83,89 @@ def test_a_paused_table_and_its_return_are_printed() -> None:
         "reason": "waiting for the table",
     }
     assert record_of(TablePaused(False)) == {"event": "table_back"}
+
+
+WAITING = SeatStatus("ann", "Ann", None, "0badcafe", 7777)
+JOINED = SeatStatus("ann", "Ann", None, "0badcafe", 7777, joined=True)
+OVER = MatchEnded(Match(("Red", "Blue"), 50))
+
+
+class _Seat:
+    """A LAN seat as the headless loop polls it: each poll the status then and what came."""
+
+    lobby = None
+
+    def __init__(self, *polls: tuple[SeatStatus, list[Any]]) -> None:
+        self._polls = list(polls)
+        self.status = WAITING
+
+    def wait(self, timeout: float) -> None:
+        pass
+
+    def poll(self) -> list[Any]:
+        self.status, events = self._polls.pop(0)
+        return events
+
+    def start_error(self) -> None:
+        return None
+
+    def close(self, leave: bool) -> None:
+        pass
+
+
+def _played(seat: _Seat, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> list[dict[str, Any]]:
+    """What the headless loop prints for ``seat`` (Ann's), to the match's end."""
+    from nerts_lan.headless import play
+
+    monkeypatch.setattr(play, "LeaveRequest", _Staying)
+    monkeypatch.setattr(play, "record_new_logs", lambda: None)
+    assert play._play(seat, play.PeerConfig("Ann")) == 0  # type: ignore[arg-type]
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_a_host_taking_its_seat_back_prints_joined_before_the_round_under_way(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The round under way (from the table's snapshot) comes in one poll, the status that says
+    the table has us in the next, as a restarted host taking its seat back sees them when a
+    poll falls between the network thread's posts."""
+    table = Table(Options(), ("Red", "Blue"), (("Ann",), ("Bo",)))
+    seat = _Seat(
+        (WAITING, []),
+        (WAITING, [RoundStarted(2, deal_round(table, "seed"))]),
+        (JOINED, [OVER]),
+    )
+    printed = [line["event"] for line in _played(seat, monkeypatch, capsys)]
+    assert printed == ["joined", "round_started", "match_over"]
+
+
+def test_only_this_peers_own_late_moves_print_as_ignored(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Moves that came after their round, as a rejoined peer catches up through them: Bo's are
+    the table's traffic, Ann's own is her player's and prints."""
+    machine, _ = _kitchen()  # dealing round 1: no round is in play
+    for peer, player in (("bo", "Bo"), ("cy", "Cy"), ("ann", "Ann")):
+        machine.stable_entry((100, peer), Act.of(1, Flip(player)).to_wire())
+    late = machine.take_events()
+    assert len(late) == 3 and all(isinstance(event, EntryIgnored) for event in late)
+
+    printed = _played(_Seat((JOINED, [*late, OVER])), monkeypatch, capsys)
+
+    ignored = [line for line in printed if line["event"] == "ignored"]
+    assert ignored == [
+        {"event": "ignored", "peer": "ann", "reason": "an action outside the round in play"}
+    ]
+    assert [line["event"] for line in printed] == ["joined", "ignored", "match_over"]
+
+
+class _Staying:
+    """Nobody asks a headless peer under test to leave."""
+
+    requested = False
+
+    def listen(self) -> None:
+        pass
+
+    def left(self) -> None:
+        pass

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import struct
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +20,7 @@ import pytest
 from nerts_lan.cli.main import main
 from nerts_lan.matchlog.file import (
     MAGIC,
+    UNCHAINED_MAGIC,
     MatchLogWriter,
     apply_record,
     read_match_log,
@@ -132,14 +135,15 @@ def test_an_entry_that_is_not_a_table_command_is_named_and_the_rest_replays(
 ) -> None:
     records, hashes = simulated_match()
     bad = len(records) // 2
-    damaged = [*records[:bad], ["entry", 5, "p00", {"k": "nonsense"}], *records[bad:]]
+    nonsense = ["entry", records[bad - 1][1], "p09", {"k": "nonsense"}]  # in the log's order
+    damaged = [*records[:bad], nonsense, *records[bad:]]
     path = write_records(tmp_path / "e.nlog", damaged)
 
     code, lines, err = replay_cli(path, capsys)
 
     assert round_hashes(lines) == hashes  # the table ignored it, as it would have when playing
     assert code == 1
-    assert f"record {bad + 1} (an entry by p00) is not a table command" in err
+    assert f"record {bad + 1} (an entry by p09) is not a table command" in err
     assert f"1 of the {len(damaged)} records were ignored" in err
     assert "Traceback" not in err
 
@@ -228,6 +232,172 @@ def test_hostile_records_with_good_checksums_never_raise(
             ReplaySession.from_records(damaged)
 
 
+# --- damage to the bytes of a log ------------------------------------------------------------
+
+
+def _frames(data: bytes) -> list[tuple[int, int]]:
+    """Where each record of a log's bytes starts and ends."""
+    frames, offset = [], len(MAGIC)
+    while offset < len(data):
+        (length,) = struct.unpack_from(">I", data, offset)
+        frames.append((offset, offset + 8 + length))
+        offset += 8 + length
+    return frames
+
+
+def _nth(records: list[list[Any]], kind: str, number: int = 0) -> int:
+    """The index of the ``number``-th entry of ``kind`` (``act``, ``reveal``...)."""
+    found = [i for i, r in enumerate(records) if r[0] == "entry" and r[3].get("k") == kind]
+    return found[number]
+
+
+def _flipped(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0x5A]) + data[at + 1 :]
+
+
+def _dropped(data: bytes, frame: tuple[int, int]) -> bytes:
+    return data[: frame[0]] + data[frame[1] :]
+
+
+def _doubled(data: bytes, first: tuple[int, int], last: tuple[int, int]) -> bytes:
+    return data[: last[1]] + data[first[0] : last[1]] + data[last[1] :]
+
+
+def _swapped(data: bytes, one: tuple[int, int], two: tuple[int, int]) -> bytes:
+    """Two neighbouring records in each other's place."""
+    return data[: one[0]] + data[two[0] : two[1]] + data[one[0] : one[1]] + data[two[1] :]
+
+
+def _moved_to_the_end(data: bytes, frame: tuple[int, int]) -> bytes:
+    return _dropped(data, frame) + data[frame[0] : frame[1]]
+
+
+def _spliced(data: bytes, at: tuple[int, int], folder: Path) -> bytes:
+    """Records of another peer's log (the same table, another laptop) inserted at ``at``."""
+    other = write_records(folder / "other.nlog", [["member", "joined", "p09"], LAST_RECORD])
+    return data[: at[0]] + other.read_bytes()[len(MAGIC) :] + data[at[0] :]
+
+
+def _chained_log(records: list[Any]) -> bytes:
+    """A log of these records as the writer chains them, whatever they hold."""
+    data, last = bytearray(MAGIC), 0
+    for record in records:
+        body = msgpack.packb(record, use_bin_type=True)
+        last = zlib.crc32(body, last)
+        data += struct.pack(">II", len(body), last) + body
+    return bytes(data)
+
+
+_Damage = Callable[[bytes, list[tuple[int, int]], list[list[Any]], Path], bytes]
+_MIDDLE = 180
+"""A record in round 2 or 3 of the simulated match (of 373 records, 5 rounds)."""
+
+BYTE_DAMAGE: dict[str, _Damage] = {
+    "torn-last-record": lambda d, f, r, p: d[:-5],
+    "cut-in-a-header": lambda d, f, r, p: d[: f[_MIDDLE][0] + 3],
+    "cut-in-a-body": lambda d, f, r, p: d[: f[_MIDDLE][0] + 12],
+    "byte-flipped-in-a-body": lambda d, f, r, p: _flipped(d, f[_MIDDLE][0] + 12),
+    "byte-flipped-in-a-length": lambda d, f, r, p: _flipped(d, f[_MIDDLE][0] + 3),
+    "byte-flipped-in-a-checksum": lambda d, f, r, p: _flipped(d, f[_MIDDLE][0] + 5),
+    "bytes-zeroed": lambda d, f, r, p: d[: f[_MIDDLE][0]] + bytes(16) + d[f[_MIDDLE][0] + 16 :],
+    "garbage-appended": lambda d, f, r, p: d + random.Random(3).randbytes(64),
+    "bad-header": lambda d, f, r, p: _flipped(d, 3),
+    "a-record-dropped": lambda d, f, r, p: _dropped(d, f[_MIDDLE]),
+    "the-first-record-dropped": lambda d, f, r, p: _dropped(d, f[0]),
+    "a-member-record-dropped": lambda d, f, r, p: _dropped(d, f[1]),
+    "a-commit-dropped": lambda d, f, r, p: _dropped(d, f[_nth(r, "commit", 4)]),
+    "a-reveal-dropped": lambda d, f, r, p: _dropped(d, f[_nth(r, "reveal", 4)]),
+    "the-start-dropped": lambda d, f, r, p: _dropped(d, f[_nth(r, "start")]),
+    "a-record-doubled": lambda d, f, r, p: _doubled(d, f[_MIDDLE], f[_MIDDLE]),
+    "a-stretch-doubled": lambda d, f, r, p: _doubled(d, f[_MIDDLE], f[_MIDDLE + 20]),
+    "two-records-swapped": lambda d, f, r, p: _swapped(d, f[_MIDDLE], f[_MIDDLE + 1]),
+    "a-deal-moved-to-the-end": lambda d, f, r, p: _moved_to_the_end(d, f[_nth(r, "reveal", 4)]),
+    "another-logs-records-spliced-in": lambda d, f, r, p: _spliced(d, f[_MIDDLE], p),
+    "the-log-twice": lambda d, f, r, p: d + d[len(MAGIC) :],
+}
+"""Damage to a whole log's bytes as a disk, a copy or a hand could do it: each loses a round or
+changes what is replayed, unless the replay finds it (a log cut at a record's end is not here:
+nothing tells it from a log whose writer stopped there)."""
+
+
+def _inserted(records: list[list[Any]], record: list[Any]) -> list[list[Any]]:
+    return [*records[:_MIDDLE], record, *records[_MIDDLE:]]
+
+
+RECORD_DAMAGE: dict[str, tuple[Callable[[list[list[Any]]], list[list[Any]]], int]] = {
+    "an-entry-not-a-command": (lambda r: _inserted(r, ["entry", r[_MIDDLE][1], "p9", {}]), 181),
+    "an-unknown-record-kind": (lambda r: _inserted(r, ["note", "hi"]), 181),
+    "an-entry-of-wrong-types": (lambda r: _inserted(r, ["entry", "5", 7, {}]), 181),
+    "an-entry-doubled": (lambda r: _inserted(r, r[_MIDDLE - 1]), 181),
+    "an-entry-out-of-order": (lambda r: _inserted(r, r[_MIDDLE - 9]), 181),
+}
+"""Records rewritten with good checksums (a program that wrote a log of its own, or a log of
+the old form, whose checksums do not chain), and the number of the record the replay names."""
+
+
+@pytest.mark.parametrize("damage", sorted(BYTE_DAMAGE))
+def test_every_damage_to_a_logs_bytes_is_named_by_record_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    records, hashes = simulated_match()
+    path = write_records(tmp_path / "0badcafe-p01.nlog", records)
+    data = path.read_bytes()
+    path.write_bytes(BYTE_DAMAGE[damage](data, _frames(data), records, tmp_path))
+
+    code, lines, err = replay_cli(path, capsys)
+
+    assert code == 1, f"{damage}: replayed {sorted(round_hashes(lines))} with no word"
+    assert re.search(r"record \d+|bad header", err), err
+    assert err.count("\n") <= 3 and "Traceback" not in err, err
+    printed = round_hashes(lines)
+    assert all(hashes[number] == digest for number, digest in printed.items()), printed
+
+
+@pytest.mark.parametrize("damage", sorted(RECORD_DAMAGE))
+def test_a_rewritten_record_that_does_not_fit_is_named_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    path = tmp_path / "r.nlog"
+    rewrite, named = RECORD_DAMAGE[damage]
+    path.write_bytes(_chained_log(rewrite(simulated_match()[0])))
+
+    code, _, err = replay_cli(path, capsys)
+
+    assert code == 1 and f"record {named} " in err and "Traceback" not in err, err
+
+
+def test_a_log_that_ends_on_a_whole_record_replays_as_far_as_it_goes_without_a_word(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The documented exception: nothing tells a log cut at a record's end from one whose
+    writer stopped there (a crash between two records, a match still being played)."""
+    records, hashes = simulated_match()
+    path = write_records(tmp_path / "short.nlog", records[:_MIDDLE])
+
+    code, lines, err = replay_cli(path, capsys)
+
+    assert (code, err) == (0, "")
+    assert round_hashes(lines) == {n: h for n, h in hashes.items() if n in round_hashes(lines)}
+
+
+def test_a_log_written_before_the_chained_checksums_still_replays_and_grows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, hashes = simulated_match()
+    path = tmp_path / "old.nlog"
+    with path.open("wb") as file:
+        file.write(UNCHAINED_MAGIC)
+        for record in records:
+            body = msgpack.packb(record, use_bin_type=True)
+            file.write(struct.pack(">II", len(body), zlib.crc32(body)) + body)
+
+    code, lines, err = replay_cli(path, capsys)
+    assert (code, err, round_hashes(lines)) == (0, "", hashes)
+
+    append_after_restart(path)  # a peer of this version appends to it in the old form
+    assert read_match_log(path) == ([*records, LAST_RECORD], None)
+
+
 # --- where a log starts ----------------------------------------------------------------------
 
 
@@ -240,11 +410,8 @@ def test_a_log_that_starts_at_a_snapshot_says_which_round_it_joined_at(
     machine = TableMachine("someone")
     for record in records[:middle]:
         machine = apply_record(machine, record)
-    path = write_records(tmp_path / "late.nlog", [["snapshot", middle, machine.snapshot()]])
-    with path.open("ab") as file:  # the rest, as the late joiner wrote it
-        for record in records[middle:]:
-            body = msgpack.packb(record, use_bin_type=True)
-            file.write(struct.pack(">II", len(body), zlib.crc32(body)) + body)
+    late = [["snapshot", middle, machine.snapshot()], *records[middle:]]  # as the joiner wrote
+    path = write_records(tmp_path / "late.nlog", late)
 
     code, lines, err = replay_cli(path, capsys)
 

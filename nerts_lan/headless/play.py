@@ -44,7 +44,8 @@ headless peer prints one JSON object per line on standard output, each with an `
   the table let it go meanwhile, a bot played the seat and it rejoined) / ``table_gone``
   (message: the table, or its match, ended while it was away; it exits with status 1)
 - ``ignored`` (peer, reason: an entry that did not fit the table; a seat that two peers asked for
-  at once is lobby traffic, not printed: the later one sits elsewhere, as its ``seated`` says)
+  at once is lobby traffic, not printed: the later one sits elsewhere, as its ``seated`` says; so
+  is another peer's move that came after its round, while this peer's own such moves print)
 - ``error`` (message; ``tables``, each as ``nerts-lan tables --json`` prints it, when ``--table``
   names several)
 
@@ -59,13 +60,19 @@ import json
 import logging
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeAlias
 
 from nerts_lan.bots.bot import LEVELS
 from nerts_lan.headless.leaving import LeaveRequest
-from nerts_lan.headless.records import membership_record, whereabouts_record
+from nerts_lan.headless.records import (
+    found_record,
+    is_someone_elses_late_move,
+    listed_record,
+    membership_record,
+    whereabouts_record,
+)
 from nerts_lan.history.store import record_new_logs
 from nerts_lan.lan.advert import (
     LanOptions,
@@ -229,7 +236,7 @@ def join(config: JoinConfig) -> int:
     table = _table_at_address(config) if config.address else _table_on_the_lan(config)
     if table is None:
         return 1
-    _emit(_found_record("table_found", table))
+    _emit(found_record("table_found", table))
     if table.needs_code and lan.table_code is None:
         _emit({"event": "error", "message": "this table needs a code: ask its host, add --code"})
         return 1
@@ -264,7 +271,7 @@ def run_tables(args: argparse.Namespace) -> int:
     tables = find_tables(args.interface, args.wait)
     for table in tables:
         if args.json:
-            _emit(_listed_record(table))
+            _emit(listed_record(table))
         else:
             private = ", needs a code" if table.needs_code else ""
             print(
@@ -378,7 +385,7 @@ def _table_on_the_lan(config: JoinConfig) -> TableInfo | None:
         else:
             names = ", ".join(sorted(t.name for t in tables))
             message = f"several tables found ({names}): pick one with --table"
-        listed = [_listed_record(t) for t in tables]
+        listed = [listed_record(t) for t in tables]
         _emit({"event": "error", "message": message, "tables": listed})
         return None
     return tables[0]
@@ -430,7 +437,7 @@ def _play(session: LanSession, args: PeerConfig) -> int:
 
 def _back_to_live_table(lan: LanOptions, config: HostConfig, table: TableInfo) -> int:
     """Rejoin the live table of the data folder, which the LAN still has: the exit status."""
-    _emit(_found_record("back_to_table", table))
+    _emit(found_record("back_to_table", table))
     if table.needs_code and config.peer.code is None:
         message = "your table needs its code: host again with --code and the code it printed"
         _emit({"event": "error", "message": message})
@@ -477,6 +484,9 @@ class _Progress:
     """``--rounds``: leave after this round of the match (None: play to its end)."""
     round_number: int = 0
     joined_reported: bool = False
+    held: list[SessionEvent] = field(default_factory=list)
+    """Events that came before the table had us (a restarted host catching up from a
+    snapshot): they wait for the ``joined`` line, which comes first."""
     seat_reported: Record | None = None
     """The last ``seated`` or ``watching`` line."""
     finished: bool = False
@@ -485,11 +495,21 @@ class _Progress:
 
 
 def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress) -> None:
-    """Print the ``joined`` line once the table has us, then a line per event."""
-    if status.joined and not progress.joined_reported:
-        progress.joined_reported = True
-        log = str(status.log_path) if status.log_path else None
-        _emit({"event": "joined", "peer": status.peer_id, "name": status.name, "log": log})
+    """Print the ``joined`` line once the table has us, then a line per event.
+
+    The network thread posts the events a catch-up makes (the round under way) before the
+    status that says we joined, and a poll can fall between them: until the table has us, a
+    round's events wait, with whatever comes after them."""
+    if not progress.joined_reported:
+        if not status.joined:
+            if progress.held or any(isinstance(event, _ROUND_EVENTS) for event in events):
+                progress.held += events
+                return
+        else:
+            progress.joined_reported = True
+            log = str(status.log_path) if status.log_path else None
+            _emit({"event": "joined", "peer": status.peer_id, "name": status.name, "log": log})
+            events, progress.held = [*progress.held, *events], []
     for event in events:
         if isinstance(event, RoundStarted):
             if event.number == progress.round_number:
@@ -506,7 +526,13 @@ def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress)
             progress.finished = True
         elif isinstance(event, TableGone):
             progress.finished = progress.gone = True
+        elif is_someone_elses_late_move(event, status.peer_id):
+            continue
         _emit_event(event)
+
+
+_ROUND_EVENTS = (RoundStarted, RoundEnded, MatchEnded)
+"""The events of a match in play: a member's, printed after its ``joined`` line."""
 
 
 def _report_seat(lobby: LobbyView | None, progress: _Progress) -> None:
@@ -524,34 +550,6 @@ def _report_seat(lobby: LobbyView | None, progress: _Progress) -> None:
     if record != progress.seat_reported:
         progress.seat_reported = record
         _emit(record)
-
-
-def _found_record(event: str, table: TableInfo) -> Record:
-    """The line of a table this peer goes to join (``table_found``, ``back_to_table``)."""
-    return {
-        "event": event,
-        "table": table.name,
-        "id": table.table_id,
-        "address": table.address,
-        "port": table.port,
-        "host": table.host_name,
-        "needs_code": table.needs_code,
-    }
-
-
-def _listed_record(table: TableInfo) -> Record:
-    """A table as ``nerts-lan tables --json`` prints it."""
-    return {
-        "table": table.name,
-        "id": table.table_id,
-        "host": table.host_name,
-        "mode": table.mode,
-        "seats": f"{table.seats_taken}/{table.seats_total}",
-        "state": table.state,
-        "address": table.address,
-        "port": table.port,
-        "needs_code": table.needs_code,
-    }
 
 
 def _lan_options(peer: PeerConfig) -> LanOptions:

@@ -1,13 +1,14 @@
 """The JSON lines a headless peer prints for how its table and its laptop fare: members that go
-silent, leave, come back, a table that pauses, and a laptop that moves or sleeps (the list is in
-``nerts_lan.headless.play``'s docstring)."""
+silent, leave, come back, a table that pauses, and a laptop that moves or sleeps; and the lines
+of a table found (the list is in ``nerts_lan.headless.play``'s docstring)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from nerts_lan.table.commands import Sit
+from nerts_lan.lan.advert import TableInfo
+from nerts_lan.table.commands import Act, Sit
 from nerts_lan.table.session import (
     AddressChanged,
     Away,
@@ -25,7 +26,13 @@ from nerts_lan.table.session import (
     Unreachable,
 )
 
-__all__ = ["membership_record", "whereabouts_record"]
+__all__ = [
+    "found_record",
+    "is_someone_elses_late_move",
+    "listed_record",
+    "membership_record",
+    "whereabouts_record",
+]
 
 log = logging.getLogger("nerts_lan.headless.play")
 
@@ -45,6 +52,20 @@ def whereabouts_record(event: object) -> Record | None:
     if isinstance(event, TableGone):
         return {"event": "table_gone", "message": event.reason}
     return None
+
+
+def is_someone_elses_late_move(event: object, me: str) -> bool:
+    """Whether ``event`` is another peer's move that the table ignored for coming after its
+    round (a move that raced the round's end, or one that peer made before the table let it go):
+    every peer folds it alike and nothing of it reached this one's player, so it is the table's
+    traffic, not a line of this peer (a peer that rejoins catches up through a few of them).
+    This peer's own ignored moves are its player's, and print."""
+    if not isinstance(event, EntryIgnored) or event.peer == me:
+        return False
+    if event.kind is IgnoredKind.REFUSED and event.command == Act.KIND:
+        log.info("a move of %s came too late for its round: %s", event.peer, event.reason)
+        return True
+    return False
 
 
 def membership_record(event: object) -> Record | None:
@@ -90,3 +111,31 @@ def membership_record(event: object) -> Record | None:
             return None
         return {"event": "ignored", "peer": event.peer, "reason": event.reason}
     return None
+
+
+def found_record(event: str, table: TableInfo) -> Record:
+    """The line of a table this peer goes to join (``table_found``, ``back_to_table``)."""
+    return {
+        "event": event,
+        "table": table.name,
+        "id": table.table_id,
+        "address": table.address,
+        "port": table.port,
+        "host": table.host_name,
+        "needs_code": table.needs_code,
+    }
+
+
+def listed_record(table: TableInfo) -> Record:
+    """A table as ``nerts-lan tables --json`` prints it."""
+    return {
+        "table": table.name,
+        "id": table.table_id,
+        "host": table.host_name,
+        "mode": table.mode,
+        "seats": f"{table.seats_taken}/{table.seats_total}",
+        "state": table.state,
+        "address": table.address,
+        "port": table.port,
+        "needs_code": table.needs_code,
+    }

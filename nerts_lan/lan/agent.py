@@ -274,11 +274,14 @@ class TableAgent:
         return self.node.core.rank(key)
 
     def _on_link_problem(self, who: str, reason: str) -> None:
-        log.warning("%s: %s", who, reason)
         if not self.joined and who == self._contact and reason in CODE_REFUSALS:
-            # The table will not have us with this code: ``start_error`` says so.
+            # The table will not have us with this code: ``start_error`` says so, in the one
+            # line the user reads (a warning too would say it twice, as noise).
+            log.info("%s: %s", who, reason)
             self.refused = reason
             self._post_status()
+            return
+        log.warning("%s: %s", who, reason)
 
     def _on_moved(self, old: str, new: str) -> None:
         """Our address changed: the advert, and the mDNS bound to the old address, follow."""

@@ -2,8 +2,13 @@
 
 A crash loses at most what was not yet stable, and a finished match can be replayed
 (``nerts-lan replay FILE``, in the window or ``--headless``). The file is the header
-``NERTSLOG1\\n`` and then records, each a 4-byte big-endian length, a 4-byte CRC-32 of the body
-and the msgpack body:
+``NERTSLOG2\\n`` and then records, each a 4-byte big-endian length, a 4-byte checksum and the
+msgpack body. The checksum is the CRC-32 of the body chained from the record before it
+(``zlib.crc32(body, previous)``, 0 before the first record), so a whole record that is missing,
+doubled or moved breaks the chain where it happened, as a changed byte does: every record is
+checked against its place, not only against itself. A ``NERTSLOG1\\n`` log (written before the
+chain) is read too, each checksum of its body alone, and a writer appending to one keeps that
+form; nothing there tells a whole record dropped from it. The records:
 
 - ``["entry", ts, peer, payload]`` a stable entry, in log order, or ``["entry", ts, peer, payload,
   at]`` with ``at`` the wall-clock time (Unix milliseconds) at which this peer saw it stable: the
@@ -11,16 +16,20 @@ and the msgpack body:
 - ``["member", "joined" | "returned" | "gone", peer]`` a membership change, at its place;
 - ``["snapshot", stable_index, table_snapshot]`` where a peer that joined late starts.
 
-Reading stops at the first damaged record (cut short by a crash, a flipped byte) and says where:
-every record before it is kept. A writer that opens a damaged log keeps its good prefix the same
-way: it cuts the file back to the last whole record (setting the bytes it drops aside in
-``NAME.nlog.damaged``) before it appends, so what a restarted peer writes stays readable. The
-writer syncs at every round's end (``sync``) and on close.
+Reading stops at the first damaged record (cut short by a crash, a flipped byte, a record out
+of its place) and says which and where: every record before it is kept. A log that ends on a
+whole record cannot be told from one whose writer stopped there (a crash, a match still being
+played). A writer that opens a damaged log keeps its good prefix the same way: it cuts the
+file back to the last whole record (setting the bytes it drops aside in ``NAME.nlog.damaged``)
+before it appends, so what a restarted peer writes stays readable. The writer syncs at every
+round's end (``sync``) and on close.
 
 Replaying folds the records as the table did (``LogFold``). A record can pass its checksum and
-still not apply: an entry that is not a table command is ignored, as the table ignored it; a
-snapshot that cannot be installed is ignored with the records after it, up to the next snapshot
-that can be. Each such stretch is reported (``Ignored``), and every round folded around it is kept.
+still not apply: an entry that is not a table command is ignored, as the table ignored it; so
+is an entry the log holds already, or one stamped before the entry ahead of it (the table's log
+holds each entry once, in the order of its timestamps); a snapshot that cannot be installed is
+ignored with the records after it, up to the next snapshot that can be. Each such stretch is
+reported (``Ignored``), and every round folded around it is kept.
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ from nerts_lan.table.session import EntryIgnored, IgnoredKind
 __all__ = [
     "CUT_SHORT",
     "MAGIC",
+    "UNCHAINED_MAGIC",
     "Ignored",
     "LogFold",
     "MatchLogWriter",
@@ -57,7 +67,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"NERTSLOG1\n"
+MAGIC = b"NERTSLOG2\n"
+"""The header of the logs written now: each record's checksum chained from the one before."""
+UNCHAINED_MAGIC = b"NERTSLOG1\n"
+"""The header of the logs written before the chain: each checksum of its record alone."""
 _HEADER = struct.Struct(">II")
 _MAX_RECORD = 8 << 20
 _LISTED = 5
@@ -82,7 +95,12 @@ class MatchLogWriter:
         self.repaired = _repair(path)
         if self.repaired is not None:
             log.warning("%s", self.repaired)
+        self._chained, self._last = True, 0
+        """Whether checksums chain (not in a log begun before the chain), and the last one."""
         fresh = not path.exists() or path.stat().st_size == 0
+        if not fresh:
+            scanned = _scan(path.read_bytes())  # whole, once repaired
+            self._chained, self._last = scanned.chained, scanned.last
         self._file: BinaryIO = open(path, "ab")  # noqa: SIM115 - closed in close()
         if fresh:
             self._file.write(MAGIC)
@@ -119,16 +137,18 @@ class MatchLogWriter:
 
     def _write(self, record: list[Any]) -> None:
         body = msgpack.packb(record, use_bin_type=True)
-        self._file.write(_HEADER.pack(len(body), zlib.crc32(body)) + body)
+        checksum = zlib.crc32(body, self._last if self._chained else 0)
+        self._file.write(_HEADER.pack(len(body), checksum) + body)
+        self._last = checksum
 
 
 def read_match_log(path: Path) -> tuple[list[list[Any]], str | None]:
     """The records of a match log, and what is wrong with the rest of it (None if nothing)."""
     data = path.read_bytes()
-    if not data.startswith(MAGIC):
+    if not data.startswith((MAGIC, UNCHAINED_MAGIC)):
         return [], f"{path} is not a nerts-lan match log (bad header)"
-    records, _, problem = _scan(data)
-    return records, problem
+    scanned = _scan(data)
+    return scanned.records, scanned.problem
 
 
 @dataclass(frozen=True)
@@ -164,6 +184,10 @@ class LogFold:
         self._index = 0
         self._started = False  # a record that carries the table was folded
         self._lost = False  # after a snapshot that could not be installed
+        self._keys: dict[tuple[int, str], int] = {}
+        """Each entry's key since the last snapshot, with its record's index: the table's log
+        holds an entry once, in the order of its timestamps."""
+        self._latest = 0  # the timestamp of the last entry since the last snapshot
 
     @property
     def folded(self) -> int:
@@ -179,6 +203,10 @@ class LogFold:
         if self._lost:
             last = self.ignored[-1]
             self.ignored[-1] = Ignored(last.first, last.count + 1, last.reason)
+            return []
+        misplaced = self._out_of_order(index, record)
+        if misplaced is not None:
+            self.ignored.append(Ignored(index, 1, f"({_described(record)}) {misplaced}"))
             return []
         try:
             self.machine = apply_record(self.machine, record)
@@ -204,7 +232,21 @@ class LogFold:
         if not self._started:
             self.joined_at = _first_round_seen(machine)
         self.machine, self._started, self._lost = machine, True, False
+        self._keys, self._latest = {}, 0
         return machine.take_events()
+
+    def _out_of_order(self, index: int, record: list[Any]) -> str | None:
+        """What places an entry out of the table's order (None: it is in order), which a log
+        of the old form (no chained checksums) or one written by another program can hold."""
+        if record[0] != "entry":
+            return None
+        key = (record[1], record[2])
+        if key in self._keys:
+            return f"is doubled: record {self._keys[key] + 1} holds it already"
+        if key[0] < self._latest:
+            return f"is out of order: it is stamped {key[0]}, after an entry stamped {self._latest}"
+        self._keys[key], self._latest = index, key[0]
+        return None
 
 
 def replay_problems(
@@ -280,32 +322,57 @@ def _first_round_seen(machine: TableMachine) -> int | None:
     return after if after > 1 else None
 
 
-def _scan(data: bytes) -> tuple[list[list[Any]], int, str | None]:
-    """The whole records after the header, the byte where they end, and what is wrong there."""
-    records: list[list[Any]] = []
-    offset = len(MAGIC)
-    while offset < len(data):
-        if len(data) - offset < _HEADER.size:
-            return records, offset, f"{CUT_SHORT} at byte {offset} (a crash while writing)"
-        length, crc = _HEADER.unpack_from(data, offset)
-        start = offset + _HEADER.size
-        if length > _MAX_RECORD:
-            return records, offset, f"the record at byte {offset} claims {length} bytes: damaged"
-        if start + length > len(data):
-            return records, offset, f"{CUT_SHORT} at byte {offset} (a crash while writing)"
-        body = data[start : start + length]
-        if zlib.crc32(body) != crc:
-            return records, offset, f"the record at byte {offset} is damaged (checksum mismatch)"
-        try:
-            record = msgpack.unpackb(body, raw=False, strict_map_key=True, max_ext_len=0)
-        except Exception as error:  # hostile or damaged bytes: several exception types
-            problem = f"the record at byte {offset} cannot be read: {type(error).__name__}"
-            return records, offset, problem
-        if not _well_formed(record):
-            return records, offset, f"the record at byte {offset} is not a log record"
-        records.append(record)
-        offset = start + length
-    return records, offset, None
+@dataclass
+class _Scan:
+    """What reading a log's bytes found: its whole records, the byte where they end, what is
+    wrong there (None: nothing), whether its checksums chain and the last one."""
+
+    records: list[list[Any]]
+    end: int
+    problem: str | None
+    chained: bool
+    last: int
+
+
+def _scan(data: bytes) -> _Scan:
+    """Read the records after the header, up to the first one that is damaged or out of place."""
+    chained = not data.startswith(UNCHAINED_MAGIC)
+    found = _Scan([], len(MAGIC), None, chained, 0)
+    while found.end < len(data) and found.problem is None:
+        found.problem = _read_record(data, found)
+    return found
+
+
+def _read_record(data: bytes, found: _Scan) -> str | None:
+    """Read the record at ``found.end`` into ``found``; what is wrong with it (None: nothing)."""
+    offset, number = found.end, len(found.records) + 1
+    where = f"record {number} (at byte {offset})"
+    if len(data) - offset < _HEADER.size:
+        return f"{CUT_SHORT} at byte {offset}, in record {number} (a crash while writing)"
+    length, crc = _HEADER.unpack_from(data, offset)
+    start = offset + _HEADER.size
+    if length > _MAX_RECORD:
+        return f"{where} claims {length} bytes: damaged"
+    if start + length > len(data):
+        return f"{CUT_SHORT} at byte {offset}, in record {number} (a crash while writing)"
+    body = data[start : start + length]
+    if zlib.crc32(body, found.last if found.chained else 0) != crc:
+        if not found.chained:
+            return f"{where} is damaged (checksum mismatch)"
+        return (
+            f"{where} is damaged or out of its place: its checksum does not follow "
+            f"{'the header' if number == 1 else f'record {number - 1}'} (a record missing, "
+            "doubled or moved there, or changed bytes)"
+        )
+    try:
+        record = msgpack.unpackb(body, raw=False, strict_map_key=True, max_ext_len=0)
+    except Exception as error:  # hostile or damaged bytes: several exception types
+        return f"{where} cannot be read: {type(error).__name__}"
+    if not _well_formed(record):
+        return f"{where} is not a log record"
+    found.records.append(record)
+    found.end, found.last = start + length, crc
+    return None
 
 
 def _repair(path: Path) -> str | None:
@@ -320,16 +387,17 @@ def _repair(path: Path) -> str | None:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
-    if not data or data == MAGIC:
+    if not data or data in (MAGIC, UNCHAINED_MAGIC):
         return None
-    if not data.startswith(MAGIC):
+    if not data.startswith((MAGIC, UNCHAINED_MAGIC)):
         if MAGIC.startswith(data):  # a crash while writing the header: nothing to keep
             path.write_bytes(b"")
             return f"the match log {path} was cut short in its header: started it again"
         aside = _set_aside(path, data)
         path.write_bytes(b"")
         return f"{path} was not a nerts-lan match log: moved it to {aside}, started a new log"
-    records, end, problem = _scan(data)
+    scanned = _scan(data)
+    records, end, problem = scanned.records, scanned.end, scanned.problem
     if problem is None:
         return None
     aside = _set_aside(path, data[end:])

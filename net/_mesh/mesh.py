@@ -343,7 +343,9 @@ class Mesh:
                 self._listener.problem(who, str(refusal))
         except Broken as problem:
             if not str(problem).endswith(DUPLICATE):  # the other end kept its twin connection
-                log.warning("closing connection to %s: %s", who, problem)
+                # The listener is told and says what it means to the user (a warning, or an
+                # error line of its own): a second warning here would only repeat it.
+                log.info("closing connection to %s: %s", who, problem)
                 self._listener.problem(who, str(problem))
         except (OSError, asyncio.IncompleteReadError, ConnectionError, asyncio.TimeoutError):
             pass

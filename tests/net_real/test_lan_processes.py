@@ -211,3 +211,25 @@ def test_a_private_table_lets_in_only_who_knows_its_code(tmp_path: Path) -> None
 
 def _players(round_started: dict[str, Any]) -> list[str]:
     return [player for players in round_started["teams"].values() for player in players]
+
+
+def test_a_wrong_code_is_one_error_line_without_logging_noise(tmp_path: Path) -> None:
+    """Without --verbose the joiner the table refused says so once, in its ``error`` line: no
+    logging warnings on standard error (the mesh's and the seat's said the same thing twice)."""
+    table = f"{PRIVATE_TABLE} (quiet)"
+    host = PeerProcess(headless("host", "Ann", table, *FAST, "--private"), tmp_path / "ann")
+    try:
+        code = host.wait_for("hosting")["code"]
+        guess = "ABCD" if code != "ABCD" else "ABCE"
+        wrong = PeerProcess(
+            headless("join", "Eve", table, *FAST, "--code", guess), tmp_path / "eve"
+        )
+        try:
+            assert wrong.finish(30) == 1
+            assert [r["event"] for r in wrong.lines] == ["table_found", "error"], wrong.lines
+            assert wrong.lines[-1]["message"] == "the table refused us: wrong table code"
+            assert "WARNING" not in wrong.stderr, wrong.stderr
+        finally:
+            wrong.stop()
+    finally:
+        host.stop()

@@ -85,6 +85,8 @@ def test_a_peer_the_table_went_on_without_says_it_rejoins_and_starts_no_round_tw
         # An action that raced a round's end may be ignored; our own rejoin never is.
         own = [r for r in cy.events("ignored") if "removed from the table" in r["reason"]]
         assert not own, cy.lines
+        # Nor are the others' moves that came after their round, which it catches up through.
+        assert all(r["peer"] == cy_id for r in cy.events("ignored")), cy.lines
         started = Counter(r["round"] for r in cy.events("round_started"))
         assert started and set(started.values()) == {1}, cy.lines
         ann_hashes = {r["round"]: r["state_hash"] for r in ann.events("round_over")}

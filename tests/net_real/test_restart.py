@@ -53,6 +53,8 @@ def test_a_crashed_host_restarted_with_its_own_command_takes_its_seat_back(
             assert peer.finish(120) == 0, peer.stderr[-3000:]
         same_hashes(bo, cy, again)
         assert again.events("round_over"), "the restarted host played no round to its end"
+        printed = [r["event"] for r in again.lines]
+        assert printed.index("joined") < printed.index("round_started"), printed  # issue 25
     finally:
         for peer in peers:
             peer.stop()

@@ -223,3 +223,22 @@ def _bare(caption: str) -> str:
 def _hint_text(screen: Any) -> str:
     """What the hint says in the table's message area."""
     return screen.messages.text_of(MessageKind.HINT) or ""
+
+
+def test_the_guide_panel_covers_no_foundation_in_play(harness: Harness) -> None:
+    # Issue 25: the panel sat over foundations 5 and up (it only kept clear of the step's own).
+    foundations = (*((ace, "Ada") for ace in ("AS", "AH", "AC", "AD")), ("AS", "You"))
+    mine = team("You", ("You",), nerts="KD 9C", work=("9D", "7H", "5D", "3H"), stock="QH JD")
+    state = layout(mine, _ADA, foundations=foundations)
+    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
+    harness.window.start_practice(config, first_deal=state, guided=True)
+    harness.settle(0.2)
+    screen = harness.window.current
+    panel = screen.marking.guide_panel
+    assert panel is not None and panel.text
+    in_play = [screen.view.layout.foundation_rect(i) for i in range(len(state.f_cards) + 1)]
+    assert all(panel._area.overlap(rect) == 0 for rect in in_play), (
+        panel._area,
+        screen.view.layout.center,
+        in_play,
+    )

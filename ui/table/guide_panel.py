@@ -13,6 +13,9 @@ from ui.kit.widgets import Button, Panel, label
 
 __all__ = ["GuidePanel"]
 
+_NARROWEST = 240.0
+"""The narrowest the panel may be and still read well (its Skip button takes 118)."""
+
 
 class GuidePanel:
     """One explanation at a time over the table; ``build`` again on every resize."""
@@ -29,22 +32,28 @@ class GuidePanel:
         self._area = Rect(0, 0, 0, 0)
         self._middle: Rect | None = None
         self._avoid: tuple[Rect, ...] = ()
+        self._keep_clear: tuple[Rect, ...] = ()
 
-    def build(self, middle: Rect, avoid: Sequence[Rect] | None = None) -> None:
-        """Lay the panel out at the top of ``middle``: on its right (the foundations fill from
-        the left), or on its left when that would cover one of ``avoid`` (what the step points
-        at; None: as last time)."""
+    def build(
+        self,
+        middle: Rect,
+        avoid: Sequence[Rect] | None = None,
+        keep_clear: Sequence[Rect] | None = None,
+    ) -> None:
+        """Lay the panel out in a corner of ``middle``: never over ``avoid`` (what the step
+        points at), and over as little as it can of ``keep_clear`` (the foundations in play and
+        the next one); the top right first (the foundations fill from the top left). None: as
+        last time."""
         self.delete()
         self._middle = middle
         if avoid is not None:
             self._avoid = tuple(avoid)
-        avoid = self._avoid
+        if keep_clear is not None:
+            self._keep_clear = tuple(keep_clear)
         width = min(max(middle.w * 0.5, 280.0), middle.w - 8)
         size = max(11.0, min(middle.h * 0.07, 14.0))
         height = min(size * 8.6, middle.h - 8)
-        rect = Rect(middle.right - width - 4, middle.top - height - 4, width, height)
-        if any(rect.overlap(other) for other in avoid):
-            rect = Rect(middle.x + 4, rect.y, width, height)
+        rect = self._corner(middle, width, height)
         self._area = rect
         self.items.append(Panel(self.batch, self.panel_group, rect, colour=(20, 44, 36)))
         self.items.append(
@@ -81,11 +90,13 @@ class GuidePanel:
             (70, 70, 80),
         )
 
-    def show(self, text: str, avoid: Sequence[Rect] = ()) -> None:
-        """Say ``text`` (the step of the guide), away from ``avoid`` (what the step points at)."""
+    def show(self, text: str, avoid: Sequence[Rect] = (), keep_clear: Sequence[Rect] = ()) -> None:
+        """Say ``text`` (the step of the guide), away from ``avoid`` (what the step points at)
+        and, as far as it can, from ``keep_clear`` (see ``build``)."""
         self.text = text
-        if self._middle is not None and tuple(avoid) != self._avoid:
-            self.build(self._middle, avoid)
+        moved = (tuple(avoid), tuple(keep_clear)) != (self._avoid, self._keep_clear)
+        if self._middle is not None and moved:
+            self.build(self._middle, avoid, keep_clear)
         if self._body is not None and self._body.text != text:
             self._body.text = text
 
@@ -95,6 +106,27 @@ class GuidePanel:
             self.on_skip()
             return True
         return self._area.contains(x, y)
+
+    def _corner(self, middle: Rect, width: float, height: float) -> Rect:
+        """The corner of ``middle`` that covers none of ``avoid`` and least of ``keep_clear``
+        (the first such, top right, top left, bottom right, bottom left)."""
+        left, right = middle.x + 4, middle.right - width - 4
+        top, bottom = middle.top - height - 4, middle.y + 4
+        corners = [Rect(x, y, width, height) for y in (top, bottom) for x in (right, left)]
+        if self._keep_clear:
+            # In a low middle every corner meets the row of foundations: the strip right of
+            # the last one in play, as high as the middle, when it is wide enough to read.
+            free = max(rect.right for rect in self._keep_clear) + 6
+            if middle.right - 4 - free >= _NARROWEST:
+                corners.append(Rect(free, middle.y + 4, middle.right - 4 - free, middle.h - 8))
+
+        def cost(rect: Rect) -> tuple[float, float]:
+            return (
+                sum(rect.overlap(other) for other in self._avoid),
+                sum(rect.overlap(other) for other in self._keep_clear),
+            )
+
+        return min(corners, key=cost)
 
     def delete(self) -> None:
         for item in self.items:

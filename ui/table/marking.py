@@ -75,7 +75,8 @@ class Marking:
             step = self.guide.step(state, player, self.stock_watch)
             self.hint = step.action
             marks = hint_marks(step.action, state, layout, shown, team)
-            self.guide_panel.show(step.text, marks)
+            in_play = [layout.foundation_rect(i) for i in range(len(state.f_cards) + 1)]
+            self.guide_panel.show(step.text, marks, in_play)
 
     def next_hint(self, state: State, player: str) -> Hint:
         """The Hint button's: it is outlined from now on, while it holds."""

@@ -250,6 +250,13 @@ def test_a_private_table_asks_for_its_code_and_a_wrong_one_is_refused(
         _run(harness, lambda: "wrong code" in window.lobby.problem, timeout=20)
         _run(harness, lambda: any("This table is private" in t for t in _texts(window.current)))
         assert window.lobby.lobby() is None
+        # Said under the code's field, as large as the form's words (issue 25: a small line at
+        # the window's bottom, far from the field).
+        field_rect = window.current.name_field.rect
+        said = _run(harness, lambda: _item_saying(window.current, "wrong code"))
+        words = _item_saying(window.current, "This table is private")
+        assert said.font_size > words.font_size and abs(said.x - field_rect.x) < 1
+        assert field_rect.y - 60 < said.y < field_rect.y
 
         # The right code, typed in lower case with a dash, lets the player in.
         field = window.current.name_field
@@ -263,6 +270,11 @@ def test_a_private_table_asks_for_its_code_and_a_wrong_one_is_refused(
         assert any(f"Table code: {code}" in t for t in _texts(window.current))
     finally:
         host.stop()
+
+
+def _item_saying(screen: Any, words: str) -> Any:
+    """The text item of ``screen`` that says ``words`` (None: none does)."""
+    return next((i for i in screen.items if words in getattr(i, "text", "")), None)
 
 
 def _key(name: str) -> int:

@@ -126,6 +126,7 @@ class LobbyScreen(FormScreen, Screen):
         self.items.append(Panel(self.batch, self.group, panel, alpha=215))
         self._shown = self.lobby.lobby()
         self._shown_problem = self._bottom_line()
+        by_a_field = self.address_form or (self.code_table is not None and not self.lobby.active)
         self._shown_looking = self.lobby.looking
         if self.host_form:
             self._build_form(panel)
@@ -135,7 +136,9 @@ class LobbyScreen(FormScreen, Screen):
             self._build_code_form(panel, self.code_table)
         else:
             self.table_page.build(panel, self._shown, self._open_problem, self._back)
-        if self._shown_problem:
+        if by_a_field and self._problem():
+            pass  # said under the field it is about, in the form's own size (see _field_problem)
+        elif self._shown_problem:
             self.text(
                 self._shown_problem,
                 width / 2,
@@ -300,8 +303,7 @@ class LobbyScreen(FormScreen, Screen):
             max_length=32,
         )
         self.name_field.focus(True)
-        if self._code_problem:
-            self.text(self._code_problem, x + 200, y - 44, size=13, colour=WARN)
+        self._field_problem(self._code_problem or self._problem(), x + 200, y - 44, panel)
         self.button(Rect(x, panel.y + 24, 200, 46), "Join", self._join_with_code, (40, 120, 72))
         self.button(Rect(x + 220, panel.y + 24, 140, 46), "Back", self._back, (70, 70, 80))
 
@@ -353,8 +355,17 @@ class LobbyScreen(FormScreen, Screen):
         looking = self.lobby.looking
         if looking is not None:
             self.text(f"Asking {looking} which table is there…", x + 200, y - 72, colour=GOOD)
+        else:
+            self._field_problem(self._problem(), x + 200, y - 72, panel)
         self.button(Rect(x, panel.y + 24, 200, 46), "Join", self._join_address, (40, 120, 72))
         self.button(Rect(x + 220, panel.y + 24, 140, 46), "Back", self._back, (70, 70, 80))
+
+    def _field_problem(self, problem: str, x: float, y: float, panel: Rect) -> None:
+        """What is wrong with what was typed, right under its field and as large as the form's
+        words (it was a small line at the bottom of the window, far from the field)."""
+        if problem:
+            width = panel.right - x - 28
+            self.text(problem, x, y, size=15, colour=WARN, anchor_y="top", width=width)
 
     def _join_address(self) -> None:
         if self.name_field is not None:

@@ -48,9 +48,10 @@ class Recovered(NamedTuple):
 
 
 def durable_position(log: OrderedLog) -> DurablePosition | None:
-    """The position of `log`'s stable stream, or None while it holds no state of its own (a
-    joiner before its snapshot, a diverged member resynchronising: its state is no prefix)."""
-    if log.stable_count is None or log.holding:
+    """The position of the stable stream `log` delivered, or None while it holds no state of its
+    own (a joiner before its snapshot, a diverged member resynchronising: its state is no
+    prefix) or stable entries wait to be handed out (the application is behind the log)."""
+    if log.stable_count is None or log.holding or log.has_batch():
         return None
     return DurablePosition(log.stable_count, log.stable_epoch, log.epoch_anchors())
 

@@ -59,10 +59,11 @@ class JoinAttempt:
     def vote(self, peer: str, msg: Message) -> None:
         """A member's Prepare or Accept for the view change that adds us (a returning
         incarnation votes in its predecessor's place), or its request for the prefix we
-        recovered (see "Recovery from durable prefixes"), which we keep too."""
-        if isinstance(msg, SnapshotRequest):
-            self._prefix.answer(peer, msg)
-            self.keep(peer, msg)  # as before: once admitted, we may serve it from our state
+        recovered (see "Recovery from durable prefixes")."""
+        if isinstance(msg, SnapshotRequest) and not msg.seen:
+            self._prefix.answer(peer, msg)  # asked of us, not of our predecessor
+        elif isinstance(msg, SnapshotRequest):
+            self.keep(peer, msg)  # meant for our predecessor: once admitted, we may serve it
         elif self._out.incarnation > 0:
             self._slot.on_message(peer, msg)
 

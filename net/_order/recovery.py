@@ -143,8 +143,10 @@ class Recovery:
         self._deadline = now + self._interval
         for peer in self._asked:
             if peer not in self._offers:
-                request = SnapshotRequest(out.tick_clock(), out.incarnation, out.seen(), 0, epoch)
-                out.send(peer, request)
+                # It acknowledges nothing (no `seen`): asked of the new incarnation, not of the
+                # member whose slot it takes, which is how it tells this from a request of ours
+                # for its predecessor's snapshot (those it keeps, and does not answer).
+                out.send(peer, SnapshotRequest(out.tick_clock(), out.incarnation, {}, 0, epoch))
         if self._own is not None:  # our own predecessor's prefix counts too
             self._offers[out.peer_id] = prefix_offer(0, out.incarnation, self._own, epoch)
         self._take_longest()

@@ -6,6 +6,7 @@ any laptop saw stable in place (see "Recovery from durable prefixes" in docs/pro
 from __future__ import annotations
 
 from net._order.core import Phase
+from net._order.messages import Snapshot, decode_message
 from net.testing.simnet import HashChainApp, SimNetwork
 from tests.net.scenarios import FAST, FinalityOracle
 
@@ -81,3 +82,35 @@ def test_a_laptop_keeps_on_disk_only_a_prefix_that_was_stable() -> None:
     sim.run_until(1.001)
     sim.kill("c")
     assert sim.nodes["c"].durable_state == kept
+
+
+def test_a_prefix_that_holds_the_marker_is_installed_as_a_providers_snapshot() -> None:
+    """The change that brought a back was stable at b, c and d, but their snapshots never
+    reached a (lost with them): a takes the longest prefix, which holds that change, and the
+    table goes on from it."""
+    oracle = FinalityOracle()
+    sim = SimNetwork(
+        PEERS, seed=4, core_config=FAST, app_factory=oracle.app_factory(rate=20, stop_at=5.0)
+    )
+
+    def lost_snapshots(dest: str, data: bytes) -> list[tuple[float, bytes]]:
+        lost = sim.now < 1.75 and isinstance(decode_message(data), Snapshot)
+        return [] if lost else [(0.0, data)]
+
+    for peer in PEERS[1:]:
+        sim.frame_filters[peer] = lost_snapshots
+    sim.call_at(1.0, lambda: sim.kill("a"))
+    sim.call_at(1.1, lambda: sim.restart("a"))
+    for at, peer in [(1.5, "b"), (1.55, "c"), (1.6, "d")]:
+        sim.call_at(at, lambda p=peer: sim.kill(p))
+    for at, peer in [(1.8, "b"), (1.85, "c"), (1.9, "d")]:
+        sim.call_at(at, lambda p=peer: sim.restart(p))
+    sim.run_until(1.7)
+    assert sim.nodes["a"].core.phase is Phase.MEMBER and not sim.nodes["a"].core.ready
+    kept = sim.nodes["b"].durable_state
+    assert kept is not None and kept.position.epoch == sim.nodes["a"].core.epoch
+    sim.run_until(8.0)
+    cores = [sim.nodes[p].core for p in PEERS]
+    assert all(core.ready for core in cores), [core.phase for core in cores]
+    assert {core.stable_index for core in cores} == {oracle.highest}
+    assert not oracle.violations, oracle.violations[:3]

@@ -103,6 +103,11 @@ class GameApp:
                 self.divergences += 1
         self._run(node, self.table.on_core_events(events, node.core.ready))
 
+    def stable_snapshot(self) -> Any:
+        """The stable table now, as this laptop's match log would rebuild it after a crash
+        (the simulator keeps it across restarts: ``net.testing.durable``)."""
+        return self.table.machine.snapshot()
+
     def play_now(self, node: SimNode) -> None:
         """This laptop's first seat makes a legal move now, as its player would at the window (a
         flip when it has one): a test's play at a chosen instant, a tie with another, say."""

@@ -391,11 +391,11 @@ class ViewAgreement:
         mine = proposal.promises[self._out.peer_id].observed
         self._decide_change(proposal.value, proposal.promises, mine, certified)
 
-    def votes_for_slot(self, peer: str, inc: int) -> bool:
-        """Whether incarnation `inc` of `peer`, joining in place of its predecessor in the
-        view, votes for that predecessor's slot."""
+    def successors(self) -> dict[str, int]:
+        """The newer incarnations that asked to join in place of a member of the view (each
+        votes for its predecessor's slot)."""
         view = self._members.view
-        return peer in view and view[peer] < inc and self._joiners.get(peer) == inc
+        return {p: i for p, i in self._joiners.items() if p in view and view[p] < i}
 
     # --- votes ----------------------------------------------------------------------------------
 

@@ -50,12 +50,14 @@ from net._order.messages import (
     Prepare,
     Promise,
     Snapshot,
+    SnapshotRequest,
     StateHash,
     ViewDecision,
     decode_message,
     normalize_payload,
 )
 from net._order.outbox import Outbox
+from net._order.recovery import DurablePosition, Recovered, Recovery, durable_position
 from net._order.routing import FrameParts, MemberFrames
 from net._order.signatures import Identity, UnprovenClaim, check_entries
 from net._order.timers import MemberTimers, TimerParts
@@ -118,6 +120,7 @@ class OrderingCore:
         join: bool = False,
         identity: Identity | None = None,
         predecessor: VoteRecord | None = None,
+        recovered: Recovered | None = None,
         salt: bytes = b"",
     ) -> None:
         """A founding member (all founders at incarnation 0) or, with ``join=True``, a joiner
@@ -133,31 +136,30 @@ class OrderingCore:
         self.phase = Phase.JOINING if join else Phase.MEMBER
         # The parts, each owning its state (see docs/protocol.md).
         beat = cfg.heartbeat_interval
-        self._out = Outbox(peer_id, incarnation, now, beat, identity, cfg.clock_bound)
-        self._log = OrderedLog(self._out, joining=join, salt=salt)
+        self._out = out = Outbox(peer_id, incarnation, now, beat, identity, cfg.clock_bound)
+        self._log = log = OrderedLog(self._out, joining=join, salt=salt)
         self._liveness = Liveness(self._out, cfg.heartbeat_interval, cfg.ack_delay)
         timeouts = Timeouts(cfg.suspect_timeout, cfg.exclude_timeout, cfg.suspect_timeout)
         view = {} if join else {p: 0 for p in [*others, peer_id]}
         self._members = Membership(self._out, self._log, self._liveness, view)
         host = _AgreementHost(expel=self._expel, is_member=self._is_member)
-        self._agreement = ViewAgreement(
-            self._out, self._log, self._liveness, self._members, host, timeouts
-        )
+        self._agreement = ViewAgreement(out, log, self._liveness, self._members, host, timeouts)
         self._transfer = SnapshotTransfer(self._out, self._log, cfg.snapshot_timeout)
         self._hashes = StateHashes(self._out, cfg.hash_window)
         self._out.bind_seen(lambda: self._log.seen(self._members.view))
         self._guard = FrameGuard(cfg.max_clock_jump, self._out.table, self._out.emit)
-        self._joining = JoinAttempt(self._out, others, cfg.join_retry_interval, predecessor)
+        self._joining = JoinAttempt(out, others, cfg.join_retry_interval, predecessor, recovered)
+        self._recovery = Recovery(self._out, self._transfer, recovered, cfg.snapshot_timeout)
         self._frames = MemberFrames(
             FrameParts(
                 self._out, self._log, self._liveness, self._agreement, self._members,
-                self._transfer, self._record_hash, self._expel,
+                self._transfer, self._recovery, self._record_hash, self._expel,
             )
         )  # fmt: skip
         self._timers = MemberTimers(
             TimerParts(
                 self._out, self._liveness, self._members, self._agreement, self._guard,
-                self._transfer,
+                self._transfer, self._recovery,
             ), cfg.suspect_timeout, cfg.exclude_timeout,
         )  # fmt: skip
         if join:
@@ -178,11 +180,14 @@ class OrderingCore:
         *,
         identity: Identity | None = None,
         predecessor: VoteRecord | None = None,
+        recovered: Recovered | None = None,
         salt: bytes = b"",
     ) -> OrderingCore:
         """A core that asks `contacts` to add it (incarnation > 0 for a returning peer). A
         returning peer passes its predecessor's `vote_record()` (kept where a crash does not
-        lose it) so that it can vote in its place; see "Membership (views)"."""
+        lose it) so that it can vote in its place; see "Membership (views)". A restarted laptop
+        passes the stable prefix it kept on disk (`recovered`, from a `durable_position()` and
+        the application's state there); see "Recovery from durable prefixes"."""
         return cls(
             peer_id,
             contacts,
@@ -192,6 +197,7 @@ class OrderingCore:
             join=True,
             identity=identity,
             predecessor=predecessor,
+            recovered=recovered,
             salt=salt,
         )
 
@@ -235,6 +241,11 @@ class OrderingCore:
         if self.phase is Phase.JOINING:
             return self._joining.vote_record()
         return self._agreement.vote_record()
+
+    def durable_position(self) -> DurablePosition | None:
+        """Where the stable stream delivered stands (a match log's, for `joining(recovered=)`);
+        None while this core holds no state of its own (joining, or resynchronising)."""
+        return durable_position(self._log)
 
     def tentative(self) -> list[LogEntry]:
         """Entries received but not yet stable, in log order."""
@@ -385,10 +396,8 @@ class OrderingCore:
                 # A violator we removed still learns it was: else it waits in its old view.
                 self._members.maybe_tell_expelled(peer, msg.incarnation)
             return
-        if self.phase is Phase.JOINING and isinstance(msg, Prepare | Accept):
-            self._joining.vote(
-                peer, msg
-            )  # a returning incarnation votes in its predecessor's place
+        if self.phase is Phase.JOINING and isinstance(msg, Prepare | Accept | SnapshotRequest):
+            self._joining.vote(peer, msg)  # a returning incarnation's slot vote, or its prefix
             return
         if self.phase is Phase.JOINING and not isinstance(msg, ViewDecision):
             # A co-joiner may talk to us before our first decision tells us the view.
@@ -402,7 +411,7 @@ class OrderingCore:
     def _dispatch(self, peer: str, msg: Message) -> None:
         inc = msg.incarnation
         members = self._members
-        if self.phase is Phase.JOINING or members.awaits_welcome(peer):
+        if self.phase is Phase.JOINING or members.awaits_welcome(peer, inc):
             if isinstance(msg, ViewDecision):
                 self._joiner_decision(peer, msg)
             return
@@ -410,8 +419,9 @@ class OrderingCore:
             self._agreement.on_join_request(peer, inc)
             return
         if not self._is_live(peer, inc):
-            if isinstance(msg, Promise | Accepted) and self._agreement.votes_for_slot(peer, inc):
-                self._on_member_frame(peer, msg)  # a returning incarnation's vote
+            slot = self._agreement.successors().get(peer) == inc
+            if isinstance(msg, Promise | Accepted | Snapshot) and slot:
+                self._on_member_frame(peer, msg)  # a returning incarnation's vote, its prefix
             elif self.phase is Phase.MEMBER:
                 members.maybe_tell_expelled(peer, inc)
             return

@@ -1,13 +1,14 @@
 """A joiner's side of joining: it asks its contacts until its first decision, keeps what
-co-joiners send early, and votes in its predecessor's place. Private to `net._order.core`; see
-"Joiners" in docs/protocol.md.
+co-joiners send early, votes in its predecessor's place and offers its recovered prefix. Private
+to `net._order.core`; see "Joiners" in docs/protocol.md.
 """
 
 from __future__ import annotations
 
 from net._order.agreement import MAX_KEPT_FRAMES
-from net._order.messages import JoinRequest, Message
+from net._order.messages import JoinRequest, Message, SnapshotRequest
 from net._order.outbox import Outbox
+from net._order.recovery import Recovered, RecoveredPrefix
 from net._order.slotvote import SlotVoter
 from net._order.viewchange import VoteRecord
 
@@ -24,11 +25,13 @@ class JoinAttempt:
         contacts: list[str],
         retry_interval: float,
         predecessor: VoteRecord | None,
+        recovered: Recovered | None = None,
     ) -> None:
         self._out = outbox
         self._contacts = contacts
         self._retry_interval = retry_interval
         self._slot = SlotVoter(outbox, predecessor)
+        self._prefix = RecoveredPrefix(outbox, recovered)
         self._early: list[tuple[str, Message]] = []
         self._deadline: float | None = None
 
@@ -55,8 +58,13 @@ class JoinAttempt:
 
     def vote(self, peer: str, msg: Message) -> None:
         """A member's Prepare or Accept for the view change that adds us (a returning
-        incarnation votes in its predecessor's place)."""
-        if self._out.incarnation > 0:
+        incarnation votes in its predecessor's place), or its request for the prefix we
+        recovered (see "Recovery from durable prefixes")."""
+        if isinstance(msg, SnapshotRequest) and not msg.seen:
+            self._prefix.answer(peer, msg)  # asked of us, not of our predecessor
+        elif isinstance(msg, SnapshotRequest):
+            self.keep(peer, msg)  # meant for our predecessor: once admitted, we may serve it
+        elif self._out.incarnation > 0:
             self._slot.on_message(peer, msg)
 
     def vote_record(self) -> VoteRecord | None:

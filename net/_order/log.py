@@ -9,7 +9,7 @@ import functools
 import hashlib
 import heapq
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from net._order.messages import Snapshot
 from net._order.outbox import Outbox
@@ -96,6 +96,7 @@ class OrderedLog:
         self._held: list[tuple[int, LogEntry | Marker]] = []
         self._batch: list[LogEntry] = []
         self._batch_first = 0
+        self._join_marker: Marker | None = None  # a joiner's: the decision that added it
 
     # --- entries ----------------------------------------------------------------------------
 
@@ -186,11 +187,13 @@ class OrderedLog:
         self.track(peer)
         self._member_from[peer] = MAX_INT  # until its marker is stable
 
-    def start_at(self, marker_key: Key, epoch: int, additions: Mapping[str, int]) -> None:
+    def start_at(self, marker: Marker) -> None:
         """A joiner's log starts right after the marker that added it (and its co-joiners)."""
+        marker_key = marker.key
         self.last_stable_key = marker_key
-        self.stable_epoch = epoch
-        self._since = {p: marker_key for p in additions}
+        self.stable_epoch = marker.epoch
+        self._since = {p: marker_key for p in marker.additions}
+        self._join_marker = marker
 
     def forget(self, peer: str) -> None:
         """Member `peer` was removed."""
@@ -332,10 +335,23 @@ class OrderedLog:
             self._announce(position, item, peer_id, view, push)
         self.flush_batch()
 
-    def anchor_at(self, anchor: int) -> None:
-        """A joiner learns the stable index of the marker that added it."""
+    def join_removals(self) -> set[str]:
+        """Whom the decision that added us (a joiner) removed."""
+        return set(self._join_marker.removals) if self._join_marker is not None else set()
+
+    def anchor_at(self, anchor: int, *, marker_held: bool = False) -> None:
+        """A joiner learns the stable index of the marker that added it. `marker_held`: the
+        state it installs ends before that marker (a recovered prefix: see
+        `net._order.recovery`), so the marker is delivered right after it, as we provide it."""
         self.stable_count = anchor
         self._epoch_index[self.stable_epoch] = anchor
+        if marker_held and self._join_marker is not None:
+            own = replace(self._join_marker, provider=self._out.peer_id)
+            self._held.append((anchor, own))
+
+    def epoch_anchors(self) -> dict[int, int]:
+        """The stable index of each view change's marker we know (epoch -> index)."""
+        return dict(self._epoch_index)
 
     def epoch_anchor(self, epoch: int) -> int | None:
         """The stable index at which the marker of `epoch` sits, if we know it."""

@@ -57,10 +57,12 @@ class Membership:
         me, welcomed = self._out.peer_id, self._welcomed
         return [p for p in sorted(self.view) if p != me and (welcomed is None or p in welcomed)]
 
-    def awaits_welcome(self, peer: str) -> bool:
-        """Whether `peer` is a member whose decision has not welcomed us (a joiner) yet."""
+    def awaits_welcome(self, peer: str, inc: int) -> bool:
+        """Whether incarnation `inc` of `peer` is a member whose decision has not welcomed us
+        (a joiner) yet. (A newer incarnation's frames come on a link of their own: the member
+        whose welcome we await died without sending it.)"""
         welcomed = self._welcomed
-        return welcomed is not None and peer in self.view and peer not in welcomed
+        return welcomed is not None and self.view.get(peer) == inc and peer not in welcomed
 
     def was_removed(self, peer: str, inc: int) -> bool:
         return (peer, inc) in self._removed
@@ -105,7 +107,8 @@ class Membership:
         self.join_epoch = msg.epoch
         self.epoch = msg.epoch
         self.view = dict(msg.members)
-        self._log.start_at((msg.marker, ""), msg.epoch, msg.additions)
+        removals, additions = dict(msg.removals), dict(msg.additions)
+        self._log.start_at(Marker(msg.marker, msg.epoch, removals, additions, ""))
         self._out.merge_clock(msg.marker)
         for other in self.view:
             if other != me:

@@ -27,6 +27,7 @@ from net._order.messages import (
     ViewDecision,
 )
 from net._order.outbox import Outbox
+from net._order.recovery import Recovery
 from net._order.signatures import UnprovenClaim
 from net._order.transfer import SnapshotTransfer
 from net.events import LogEntry
@@ -44,6 +45,7 @@ class FrameParts(NamedTuple):
     agreement: ViewAgreement
     members: Membership
     transfer: SnapshotTransfer
+    recovery: Recovery
     record_hash: Callable[[str, int, bytes], None]
     expel: Callable[[int], None]
 
@@ -93,7 +95,11 @@ class MemberFrames:
         self._parts.transfer.on_request(peer, msg.min_index, msg.anchor_epoch)
 
     def _snapshot(self, peer: str, msg: Snapshot) -> None:
-        self._parts.transfer.on_snapshot(msg)
+        parts = self._parts
+        if parts.members.view.get(peer) != msg.incarnation:
+            parts.recovery.on_offer(peer, msg)  # a returning incarnation's recovered prefix
+        else:
+            parts.transfer.on_snapshot(msg)
 
     def _expulsion(self, peer: str, msg: Expulsion) -> None:
         parts = self._parts

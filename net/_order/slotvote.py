@@ -9,6 +9,13 @@ vote: the application hands it the predecessor's `VoteRecord` (kept where a cras
 it). It never votes in an epoch before the record's (the predecessor may have voted there), and
 without a record it never votes. It holds no entries and no clock to freeze, so its promise
 carries nothing but its vote.
+
+It stamps that vote after the marker of the change it carries: the predecessor's clock had passed
+that marker (it proposed the change, or took it from an `Accept` stamped after it), but a new
+incarnation's clock starts again from nothing, and every member refuses a promise whose accepted
+change is marked ahead of the frame (`check_promise`: a marker ends up in every clock). Stamped
+before it, the vote never counted, and a table of three with one member dead and the other one
+restarted waited for good (churn seed 5035).
 """
 
 from __future__ import annotations
@@ -57,7 +64,7 @@ class SlotVoter:
         out = self._out
         value = value or Change(0, {}, {})
         promise = Promise(
-            out.tick_clock(), out.incarnation, {}, msg.epoch, promised.number,
+            _stamp_after(out, value.marker), out.incarnation, {}, msg.epoch, promised.number,
             promised.proposer, 0, {}, {}, {}, {out.peer_id: out.incarnation},
             accepted.number, accepted.proposer, value.marker, dict(value.removals),
             dict(value.additions), (), False,
@@ -73,4 +80,12 @@ class SlotVoter:
         self._state[msg.epoch] = (ballot, ballot, change)
         out = self._out
         proof = vote_proof(out, msg.epoch, ballot, change)  # signed with the laptop's one key
-        out.send(peer, Accepted(out.tick_clock(), out.incarnation, {}, msg.epoch, *ballot, proof))
+        ts = _stamp_after(out, change.marker)
+        out.send(peer, Accepted(ts, out.incarnation, {}, msg.epoch, *ballot, proof))
+
+
+def _stamp_after(out: Outbox, marker: int) -> int:
+    """A timestamp for a vote on a change marked `marker`: above it, as a member's clock is once
+    it accepted that change (see the module docstring)."""
+    out.merge_clock(marker)
+    return out.tick_clock()

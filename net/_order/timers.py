@@ -12,6 +12,7 @@ from net._order.guard import FrameGuard
 from net._order.liveness import Liveness
 from net._order.membership import Membership
 from net._order.outbox import Outbox
+from net._order.recovery import Recovery
 from net._order.transfer import SnapshotTransfer
 
 __all__ = ["MemberTimers", "TimerParts"]
@@ -26,6 +27,7 @@ class TimerParts(NamedTuple):
     agreement: ViewAgreement
     guard: FrameGuard
     transfer: SnapshotTransfer
+    recovery: Recovery
 
 
 class MemberTimers:
@@ -42,6 +44,7 @@ class MemberTimers:
         self._check_silence(now)
         parts.agreement.check_timers(now)
         parts.transfer.check_retry(now, parts.members.view)
+        parts.recovery.check(now, parts.members.view, parts.agreement.successors())
         parts.liveness.send_beats(now, parts.members.dests())
 
     def next_due(self) -> float | None:
@@ -57,9 +60,9 @@ class MemberTimers:
         violators = parts.guard.poisoned_in(view)
         if violators and not violators <= agreement.violators_noted():
             times.append(now)
-        snapshot_due = parts.transfer.timer()
-        if snapshot_due is not None:
-            times.append(snapshot_due)
+        for due in (parts.transfer.timer(), parts.recovery.timer()):
+            if due is not None:
+                times.append(due)
         times += agreement.timers()
         return min(times) if times else None
 

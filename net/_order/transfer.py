@@ -14,7 +14,7 @@ from net._order.outbox import Outbox
 from net.errors import RemoteProtocolError
 from net.events import DivergenceDetected, SnapshotInstalled, SnapshotRequested
 
-__all__ = ["OwedSnapshot", "SnapshotTransfer", "StateHashes"]
+__all__ = ["JoinWait", "OwedSnapshot", "SnapshotTransfer", "StateHashes"]
 
 
 class OwedSnapshot(NamedTuple):
@@ -23,6 +23,15 @@ class OwedSnapshot(NamedTuple):
 
     epoch: int
     anchor: int | None
+
+
+class JoinWait(NamedTuple):
+    """A joiner awaiting its first snapshot: the epoch that added it, the members that held the
+    state then (peer, incarnation), and whom that decision removed."""
+
+    epoch: int
+    holders: list[tuple[str, int]]
+    removed: set[str]
 
 
 class SnapshotTransfer:
@@ -56,6 +65,15 @@ class SnapshotTransfer:
             return None
         return self._deadline
 
+    def awaited_join(self) -> JoinWait | None:
+        """While we are a joiner awaiting our first snapshot (none came yet): what we joined
+        (see `net._order.recovery`)."""
+        if self._join_epoch is None or self._incoming is not None:
+            return None
+        if self._log.stable_count is not None or not self._log.holding:
+            return None
+        return JoinWait(self._join_epoch, list(self._candidates), self._log.join_removals())
+
     def on_request(self, peer: str, min_index: int, anchor_epoch: int | None) -> None:
         self._waiting[peer] = _WaitingRequest(min_index, anchor_epoch)
 
@@ -69,6 +87,17 @@ class SnapshotTransfer:
             log.anchor_at(msg.anchor)
         elif msg.index < self._min_index:
             raise RemoteProtocolError("snapshot.index", "older than requested")
+        self._incoming = msg
+
+    def adopt_recovered(self, msg: Snapshot) -> None:
+        """Take a recovered prefix (`net._order.recovery`) as our joiner's snapshot: as a
+        provider's when it holds the marker that added us; when it ends before that marker
+        (stable nowhere), the marker is placed right after it: what lay between was stable
+        nowhere either, and is lost with the processes that held it."""
+        if msg.epoch >= (self._join_epoch or 0):
+            self.on_snapshot(msg)
+            return
+        self._log.anchor_at(msg.index, marker_held=True)
         self._incoming = msg
 
     def check_retry(self, now: float, view: Mapping[str, int]) -> None:

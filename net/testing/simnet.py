@@ -5,7 +5,8 @@ and FIFO order on each link, while different links reorder freely. Each peer may
 clock (`ClockModel`: an offset and a drift per peer, as ``time.monotonic()`` differs per machine):
 the core only ever sees that local time. Peers can pause (stop
 processing, then resume with their backlog), be cut off (`partition` into groups, or `cut_link`
-for one link, one way or both, each healing at its own time), die (state lost; frames in flight
+for one link, one way or both, each healing at its own time), die (state lost but for what a
+laptop keeps on disk: its vote and its stable prefix, `net.testing.durable`; frames in flight
 from them are cut at a random point) and come back as a new incarnation that joins again.
 
 The application plugs in per peer through `SimApp` (``on_start`` and ``on_events``); a
@@ -34,6 +35,7 @@ import msgpack
 
 from net._identity import PeerKey
 from net._order.core import CoreConfig, OrderingCore, Phase
+from net._order.recovery import Recovered
 from net._order.signatures import Identity
 from net._order.viewchange import NO_BALLOT, VoteRecord
 from net.events import (
@@ -50,6 +52,8 @@ from net.events import (
     SnapshotInstalled,
     SnapshotRequested,
 )
+from net.testing.durable import kept_durably
+from net.testing.models import ClockModel, LinkModel
 
 __all__ = [
     "ClockModel",
@@ -79,28 +83,6 @@ def sim_keys(labels: Iterable[str], seed: int) -> dict[str, PeerKey]:
         key = PeerKey.from_seed(hashlib.sha256(f"{seed}/{label}".encode()).digest())
         keys[key.peer_id(label)] = key
     return keys
-
-
-@dataclass(frozen=True)
-class ClockModel:
-    """Each peer's clock reads ``offset + (1 + drift) * simulated time``, with its offset drawn
-    in [0, max_offset] seconds and its drift in [-max_drift, max_drift] (0.00005: 50 ppm)."""
-
-    max_offset: float = 0.0
-    max_drift: float = 0.0
-
-
-@dataclass(frozen=True)
-class LinkModel:
-    """One-way delay in [delay_min, delay_max]; a lost frame arrives `retransmit_delay` late; a
-    duplicated frame (probability `duplicate`, outside TCP's contract: a resend bug) arrives
-    twice, the copy after a delay of its own, still in order on its link."""
-
-    delay_min: float = 0.001
-    delay_max: float = 0.005
-    loss: float = 0.0
-    retransmit_delay: float = 0.2
-    duplicate: float = 0.0
 
 
 class SimApp(Protocol):
@@ -143,6 +125,7 @@ class SimNode:
         self.identity: Identity | None = sim.identity_of(peer_id)
         """What this peer signs with at a signed simulation (None: unsigned)."""
         self.vote: VoteRecord | None = None  # the last core's vote, kept across a restart
+        self.durable_state: Recovered | None = None  # its stable prefix, kept on disk likewise
         self.ticks = 0
         """Timer calls so far (all incarnations): a core that spins on a past timer shows here."""
         model = sim.clock_model
@@ -333,6 +316,7 @@ class SimNetwork:
                 self._cuts[(peer, node.generation, dest)] = cut
         node.state = "dead"
         node.vote = node.core.vote_record()  # as if kept on disk with every vote
+        node.durable_state = kept_durably(node.core, node.app, node.durable_state)
         node.generation += 1
         node.inbox.clear()
         node.timer_at = None
@@ -359,6 +343,7 @@ class SimNetwork:
             node.incarnation,
             identity=node.identity,
             predecessor=node.vote,
+            recovered=node.durable_state,
             salt=self.salt,
         )
         self._start_app(node)
@@ -564,6 +549,10 @@ class HashChainApp:
                     self.seen_max = max(self.seen_max, entry.key)
             elif isinstance(event, Expelled):
                 node.sim.call_later(self.rejoin_delay, lambda: node.sim.restart(node.peer_id))
+
+    def stable_snapshot(self) -> Payload:
+        """The stable state (None before its snapshot came): what a match log would hold."""
+        return None if self.base is None else [self.index, self.digest]
 
     def corrupt(self) -> None:
         """Simulate a local bug: the state silently diverges."""

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTS = ["log", "guard", "liveness", "membership", "agreement", "grounds", "viewchange"]
-PARTS += ["slotvote", "transfer", "joining", "timers"]
+PARTS += ["slotvote", "transfer", "joining", "timers", "recovery"]
 
 
 @pytest.mark.parametrize("module", PARTS)

@@ -2,7 +2,8 @@
 
 - ``frame_ms_p50`` / ``frame_ms_p95``: the cost of a drawn frame (poll the session, move the
   sprites, draw, and wait for the GL to finish) on a 6-team practice table, 1280 x 800, while bots
-  at every seat (the local one included) keep cards moving.
+  at every seat (the local one included) keep cards moving; ``frame_ms_max`` the longest, and
+  ``frame_ms_max_after_1s`` the longest once the first second (the atlas) is over.
 - ``idle_cpu_share``: process CPU time over wall time while the same table stands still, with the
   real pyglet event loop running (the window polls 60 times a second, draws nothing).
 - ``option_click_ms``: the frame of a click on Options' four-colour button (it shows its new value
@@ -66,6 +67,8 @@ def _busy_table(window: NertsWindow, clock: list[float], seconds: float) -> dict
     session = screen.session
     me = Bot("Sam", "hard", "bench-local", delay_scale=0.25)
     frame_times: list[float] = []
+    settled: list[float] = []
+    """The frames after the first second (the first ones draw the card atlas)."""
     next_local = 0.3
     while clock[0] < seconds:
         clock[0] += TICK
@@ -80,6 +83,8 @@ def _busy_table(window: NertsWindow, clock: list[float], seconds: float) -> dict
         if window.tick():
             gl.glFinish()
             frame_times.append(time.perf_counter() - started)
+            if clock[0] > 1.0:
+                settled.append(frame_times[-1])
     frame_ms = sorted(t * 1000 for t in frame_times)
     return {
         "teams": 6,
@@ -89,6 +94,7 @@ def _busy_table(window: NertsWindow, clock: list[float], seconds: float) -> dict
         "frame_ms_p50": round(statistics.median(frame_ms), 2) if frame_ms else None,
         "frame_ms_p95": round(_percentile(frame_ms, 95), 2) if frame_ms else None,
         "frame_ms_max": round(frame_ms[-1], 2) if frame_ms else None,
+        "frame_ms_max_after_1s": round(max(settled) * 1000, 2) if settled else None,
     }
 
 

@@ -247,7 +247,7 @@ class TableScreen(Screen):
     def _round_started(self, event: RoundStarted) -> None:
         """A new deal: the last round's panel, pick, hint and messages go."""
         self.round_number = event.number
-        self.scoreboard.pending = None
+        self.scoreboard.new_round()
         self.match_over = False
         if isinstance(self.overlay, ScoreOverlay):
             self.panels.close()

@@ -93,6 +93,7 @@ class TableView:
     def resize(self, width: int, height: int, state: State) -> None:
         """Lay the table out for a new window size (or card size) and place everything again."""
         self._size = (width, height)
+        before = (self.layout, self.atlas)
         self.layout = self._layout(width, height, state, self.card_scale)
         self._ensure_atlas()
         for sprite in self.sprites.values():
@@ -102,7 +103,10 @@ class TableView:
         self.flights.clear()
         self.placed.clear()
         assert self.atlas is not None
-        self.felt.build(self.layout, self.atlas)
+        if (self.layout, self.atlas) != before:
+            # A new deal at the same size keeps the felt: its 80-odd labels cost a frame of
+            # 30-50 ms to make again (the name and counts follow the state in ``sync``).
+            self.felt.build(self.layout, self.atlas)
         self.state = None
         self.sync(state, 0.0, animate=False)
 

@@ -89,7 +89,7 @@ class TableScreen(Screen):
         own refused."""
         self.root = Group(order=0)
         self.overlay_group = Group(order=300)
-        self.sounds = Sounds(settings.sounds)
+        self.sounds = Sounds(settings.sounds, settings.suit_callouts)
         self.view = self._new_view()
         self.restyle = Restyle()
         self.round_number = 0
@@ -220,12 +220,11 @@ class TableScreen(Screen):
             self._round_started(event)
         elif isinstance(event, ActionApplied):
             self._changed = True
-            if event.local:
-                self.sounds.play_move(event.action)
+            self.sounds.play_move(event.action, own=event.local, key=event.key)
         elif isinstance(event, ActionRejected):
             self._changed = True
             if event.local:
-                self.sounds.play("refused")
+                self.sounds.play_refusal(event.kind)
                 state = self.session.view
                 why = wording.refusal(
                     event.action, state, event.kind, event.reason, event.lost_race_to
@@ -247,6 +246,7 @@ class TableScreen(Screen):
     def _round_started(self, event: RoundStarted) -> None:
         """A new deal: the last round's panel, pick, hint and messages go."""
         self.round_number = event.number
+        self.sounds.new_round()
         self.scoreboard.new_round()
         self.match_over = False
         if isinstance(self.overlay, ScoreOverlay):
@@ -412,6 +412,7 @@ class TableScreen(Screen):
         new_look = changes_look(self.settings, settings)
         self.settings = settings
         self.sounds.enabled = settings.sounds
+        self.sounds.callouts = settings.suit_callouts
         self._save_settings(settings)
         if new_look:
             size = (self.window.width, self.window.height)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nerts_lan.rules.state import Options
@@ -205,6 +205,7 @@ def play_game(
     options: Options | None = None,
     join_at: float | None = None,
     plays: Sequence[tuple[float, str]] = (),
+    rematches: int = 0,
 ) -> GameResult:
     """Play ``rounds`` rounds of a seeded game among ``peers`` simulated laptops.
 
@@ -212,7 +213,8 @@ def play_game(
     ``duration`` seconds, if positive) or ``pause``. With ``join_at``, only the first peer founds
     the table and the others join it through the join protocol, close together from that time,
     as laptops joining a table from the lobby do. At each of ``plays`` (time, peer), that peer
-    makes a move of its own then (``GameApp.play_now``).
+    makes a move of its own then (``GameApp.play_now``). ``rematches``: every peer asks for a
+    rematch so many times, each time a match is over (the first to ask starts it).
     """
     founders = tuple(f"p{i:02d}" for i in range(peers))
     settings = _sim_settings(peers, partnership, options)
@@ -227,7 +229,7 @@ def play_game(
                 founders,
                 settings,
                 random.Random(hashlib.sha256(f"{seed}/{node.peer_id}".encode()).digest()),
-                _sim_options(node.peer_id, peers, rounds),
+                replace(_sim_options(node.peer_id, peers, rounds), rematches=rematches),
             )
             apps[node.peer_id] = app
         return app

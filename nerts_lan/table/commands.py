@@ -24,6 +24,7 @@ __all__ = [
     "Create",
     "Hello",
     "Ready",
+    "Rematch",
     "RemoveBot",
     "ResumedMatch",
     "Reveal",
@@ -239,6 +240,19 @@ class Start:
 
 
 @dataclass(frozen=True, slots=True)
+class Rematch:
+    """Anyone at the table, once its match is over: a new match with the same people, every
+    seat moved on one team (``Seating.rotated``). ``after``: the round the match ended with, so
+    that two players pressing Rematch at once start one new match, not two."""
+
+    KIND: ClassVar[str] = "rematch"
+    after: int
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"k": self.KIND, "r": self.after}
+
+
+@dataclass(frozen=True, slots=True)
 class Commit:
     """Commit to a nonce for ``round``'s seed: ``digest`` is ``commit_digest(nonce)`` in hex."""
 
@@ -280,7 +294,18 @@ class Act:
 
 
 TableCommand: TypeAlias = (
-    Create | Hello | Sit | Stand | Ready | AddBot | RemoveBot | Start | Commit | Reveal | Act
+    Create
+    | Hello
+    | Sit
+    | Stand
+    | Ready
+    | AddBot
+    | RemoveBot
+    | Start
+    | Rematch
+    | Commit
+    | Reveal
+    | Act
 )
 
 
@@ -376,6 +401,7 @@ _PARSERS: Final[dict[str, Callable[[dict[str, Any]], TableCommand]]] = {
     "bot": _add_bot,
     "unbot": _remove_bot,
     "start": lambda p: Start(),
+    "rematch": lambda p: Rematch(_number(p.get("r"), "round")),
     "commit": lambda p: Commit(_number(p.get("r"), "round"), _hex64(p.get("d"), "a commit")),
     "reveal": lambda p: Reveal(_number(p.get("r"), "round"), _hex64(p.get("n"), "a reveal")),
     "act": lambda p: Act(_number(p.get("r"), "round"), p.get("a")),

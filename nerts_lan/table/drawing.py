@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nerts_lan.table.commands import Commit, Reveal, TableCommand
+from nerts_lan.table.commands import Commit, Rematch, Reveal, TableCommand
 from nerts_lan.table.effects import CommitTimer
 from nerts_lan.table.machine import TableMachine, TablePhase, commit_digest
 
@@ -36,11 +36,14 @@ class SeedDrawing:
         self._nonces: dict[int, bytes] = {}
         self._dealt_on = 0
         """The round this peer's player said "next round" for (its commit went then)."""
+        self._rematches_asked = 0
 
     def commit_due(self, round_number: int, wait: float) -> None:
         """The machine asks for our commit to ``round_number``: now, or after ``wait`` seconds
         (a round after the first; ``deal_on`` may cut the wait short)."""
-        if round_number > 1 and wait > 0:
+        if round_number == self._dealt_on:
+            self._commit(round_number)  # its player asked for it already (a rematch)
+        elif round_number > 1 and wait > 0:
             self._start_timer(CommitTimer(round_number), wait)
         else:
             self._commit(round_number)
@@ -57,11 +60,24 @@ class SeedDrawing:
             self._commit(timer.round)
 
     def deal_on(self) -> None:
-        """This peer's player is ready for the next deal: commit to it now."""
-        round_number = self._machine().round_number
-        if self._due(round_number) and round_number != self._dealt_on:
+        """This peer's player is ready for the next deal: commit to it now. Once the match is
+        over, ask for a rematch (``Rematch``: the same people, every seat moved on one team)
+        and commit as soon as it draws its first deal."""
+        machine = self._machine()
+        round_number = machine.round_number
+        if machine.phase is TablePhase.OVER:
+            self._submit(Rematch(round_number))
+            self._dealt_on = round_number + 1
+        elif self._due(round_number) and round_number != self._dealt_on:
             self._dealt_on = round_number
             self._commit(round_number)
+
+    def match_over(self, rematches: int) -> None:
+        """The match is over: ask for a rematch if this peer asked fewer than ``rematches``
+        (``PeerOptions.rematches``: a headless peer's)."""
+        if self._rematches_asked < rematches:
+            self._rematches_asked += 1
+            self.deal_on()
 
     def _due(self, round_number: int) -> bool:
         machine = self._machine()

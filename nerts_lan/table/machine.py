@@ -37,6 +37,7 @@ from nerts_lan.table.commands import (
     Create,
     Hello,
     Ready,
+    Rematch,
     RemoveBot,
     ResumedMatch,
     Reveal,
@@ -383,6 +384,19 @@ class TableMachine:
         self.match = Match(self.round_table.team_names, settings.options.target)
         self._begin_seeding()
 
+    def _on_rematch(self, key: EntryKey, command: Rematch) -> None:
+        if self.phase is not TablePhase.OVER or command.after != self.round_number:
+            raise RefusedError("no match is over to play again")
+        if key[1] not in self.members:
+            raise RefusedError("not a member of the table")
+        assert self.settings is not None
+        if self.claims:
+            self.seating.seat_claimants(self.members)
+        self.seating.rotate(self.settings.partnership)
+        self.round_table = self.seating.table(self.settings.options)
+        self.match = Match(self.round_table.team_names, self.settings.options.target)
+        self._begin_seeding()
+
     def _on_commit(self, key: EntryKey, command: Commit) -> None:
         peer = key[1]
         if self.phase is not TablePhase.SEEDING or command.round != self.round_number:
@@ -530,6 +544,7 @@ _HANDLERS: Final[dict[type, Callable[[TableMachine, EntryKey, Any], None]]] = {
     RemoveBot: TableMachine._on_unbot,
     Ready: TableMachine._on_ready,
     Start: TableMachine._on_start,
+    Rematch: TableMachine._on_rematch,
     Commit: TableMachine._on_commit,
     Reveal: TableMachine._on_reveal,
     Act: TableMachine._on_act,

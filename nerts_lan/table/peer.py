@@ -64,7 +64,13 @@ from nerts_lan.table.machine import (
     TablePhase,
 )
 from nerts_lan.table.replica import ActionRejected, EntryKey, Ranking, RoundEnded
-from nerts_lan.table.session import LeftBehind, PeerHeardAgain, PeerWentSilent, RoundStarted
+from nerts_lan.table.session import (
+    LeftBehind,
+    MatchEnded,
+    PeerHeardAgain,
+    PeerWentSilent,
+    RoundStarted,
+)
 from net.events import (
     DivergenceDetected,
     EntriesRetracted,
@@ -122,6 +128,8 @@ class PeerOptions:
     hash_interval: int = HASH_INTERVAL
     bot_rounds: int | None = None
     """Bots play up to this round only (None: every round): a simulation then falls quiet."""
+    rematches: int = 0
+    """A headless peer's: ask for a rematch this many times, each time a match is over."""
 
 
 class TablePeer:
@@ -189,7 +197,8 @@ class TablePeer:
 
     def deal_on(self) -> list[Effect]:
         """This peer's player is ready for the next deal (the scoreboard's "next round"):
-        commit to it now rather than when the wait runs out."""
+        commit to it now rather than when the wait runs out; once the match is over, ask for a
+        rematch (``SeedDrawing.deal_on``)."""
         self._drawing.deal_on()
         return self._finish(self._ready)
 
@@ -343,6 +352,8 @@ class TablePeer:
                     # must count this round before the round's end is told.
                     self._post_view(always=True)
                 self._post(event)
+                if isinstance(event, MatchEnded):
+                    self._drawing.match_over(self.options.rematches)
         if lobby_changed or self._duty_settled:
             self._duty_settled = False
             self._lobby_duties()

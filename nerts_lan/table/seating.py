@@ -193,6 +193,23 @@ class Seating:
             self.seats[index] = Seat(self.unique_player(members[peer]), seat.team, peer, peer)
         self.claims = {}
 
+    def rotate(self, partnership: bool) -> None:
+        """A rematch: every player moves on to the next team with someone seated (the last to
+        the first), so that everyone faces the table from a new place; in a partnership only
+        each team's second player moves, so that the partners change."""
+        teams = self.teams()
+        if len(teams) < 2:
+            return
+        following = {team: teams[(i + 1) % len(teams)] for i, team in enumerate(teams)}
+        firsts = {team: next(s.player for s in self.seats if s.team == team) for team in teams}
+        moved = [
+            seat
+            if partnership and firsts[seat.team] == seat.player
+            else replace(seat, team=following[seat.team])
+            for seat in self.seats
+        ]
+        self.seats = sorted(moved, key=lambda seat: (seat.team, seat.player != firsts[seat.team]))
+
     def returned(self, peer: str) -> tuple[str, ...]:
         """``peer`` came back: it takes its seats back. The players it holds again."""
         players = []

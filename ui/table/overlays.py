@@ -243,9 +243,11 @@ class ScoreOverlay(Overlay):
         clock: Callable[[], float] = lambda: 0.0,
         quiet: float = 0.0,
         coach: Sequence[tuple[str, Callable[[], None]]] = (),
+        rematch: bool = False,
     ) -> None:
         """``coach``: the moments that cost this seat the most (a sentence each, and what
-        showing it does: the replay window at that moment)."""
+        showing it does: the replay window at that moment); ``rematch``: once the match is over,
+        its button asks the table for a rematch (a LAN table) rather than a new match."""
         super().__init__(batch, group)
         self.coach = tuple(coach)
         self.table = table
@@ -253,6 +255,7 @@ class ScoreOverlay(Overlay):
         self.match = match
         self.ended = ended
         self.match_over = match_over
+        self.rematch = rematch
         self.on_next = on_next
         self.on_menu = on_menu
         self.keep_clear = tuple(keep_clear)
@@ -403,7 +406,7 @@ class ScoreOverlay(Overlay):
             )
             winner = team_label(table, match.winner)
             self.text(f"{winner} wins the match!  {behind}", x0, y, size=17, bold=True, colour=GOOD)
-            return "New match (Enter)"
+            return "Rematch (Enter)" if self.rematch else "New match (Enter)"
         self.text(f"First to {match.target} wins the match.", x0, y, size=14, colour=TEXT_DIM)
         return "Next round (Enter)"
 

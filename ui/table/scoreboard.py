@@ -139,6 +139,7 @@ class Scoreboard:
             keep_clear=keep_clear(),
             clock=self.clock,
             quiet=quiet,
+            rematch=isinstance(session, DealOnSession),
             coach=self.coach(),
         )
 

@@ -51,6 +51,8 @@ class MessageKind(Enum):
     """Who is stuck: stays while it holds."""
     ROTATION = "rotation"
     """Everyone was stuck and the stocks rotated."""
+    MOVE = "move"
+    """The move readout: the last move made, as a sentence (an accessibility option)."""
 
 
 DEFAULT_LIFETIMES: Final[dict[MessageKind, float | None]] = {
@@ -60,6 +62,7 @@ DEFAULT_LIFETIMES: Final[dict[MessageKind, float | None]] = {
     MessageKind.TABLE: 6.0,
     MessageKind.STUCK: None,
     MessageKind.ROTATION: 7.0,
+    MessageKind.MOVE: 5.0,
 }
 """Seconds each kind stays by default; None: until cleared or replaced."""
 
@@ -70,6 +73,7 @@ _COLOURS: Final[dict[MessageKind, Colour]] = {
     MessageKind.TABLE: TEXT,
     MessageKind.STUCK: WARN,
     MessageKind.ROTATION: ACCENT,
+    MessageKind.MOVE: TEXT,
 }
 
 KIND_LIFETIME: Final = -1.0

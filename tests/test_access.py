@@ -263,3 +263,16 @@ def test_the_real_speech_command_runs_without_blocking() -> None:
     finally:
         speaker.close()
     assert not problems or "status" in problems[0]
+
+
+def test_a_readout_line_is_utf8_on_a_stdout_of_another_code_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from ui.kit.speech import print_readout
+
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="cp1252"))
+    print_readout("You: 5♥ from work pile 2 to foundation 3")
+    assert raw.getvalue() == "You: 5♥ from work pile 2 to foundation 3\n".encode()

@@ -207,3 +207,20 @@ def test_a_damaged_settings_file_is_said_on_the_menu(settings_dir: Path) -> None
         assert not window.settings.left_handed and window.settings.sounds
     finally:
         window.close()
+
+
+def test_started_with_readout_the_moves_go_to_standard_output(harness: Harness, capfd: Any) -> None:
+    from pyglet.window import key
+
+    from ui.app import _use_readout
+    from ui.config import WindowConfig
+
+    _use_readout(harness.window, WindowConfig(readout=True))  # what `nerts-lan --readout` does
+    screen = practice_with_a_lone_ace(harness)
+    assert screen.settings.readout == "off"  # the option off: --readout reads everyone's
+
+    harness.key(key.N)
+    harness.key(key.F)
+
+    out = capfd.readouterr().out
+    assert "You: A♥ from the nerts pile to foundation 1\n" in out, out

@@ -162,9 +162,9 @@ class OptionsOverlay(Overlay):
         super().build(width, height)
 
     def content(self, width: int, height: int) -> None:
-        rect = self.panel(width, height, 480, 620)
-        self.text("Options", rect.x + 24, rect.top - 34, size=22, bold=True, colour=ACCENT)
         rows = self._rows()
+        rect = self.panel(width, height, 480, 150 + 50 * len(rows))
+        self.text("Options", rect.x + 24, rect.top - 34, size=22, bold=True, colour=ACCENT)
         step = min(50.0, (rect.h - 140) / len(rows))
         y = rect.top - 50 - step
         for name, value, action in rows:

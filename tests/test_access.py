@@ -23,6 +23,7 @@ from tests.kit import layout, team
 from ui.config import Settings, read_settings, save_settings
 from ui.kit.speech import SAY_ENV, Speaker, speech_command, spoken
 from ui.kit.wording import move_sentence
+from ui.table.message_kind import MessageKind
 from ui.table.readout import MoveReadout
 
 
@@ -134,26 +135,33 @@ def test_the_readout_reads_whose_moves_the_option_says_once_each() -> None:
     theirs = Play("Bo", Card.parse("KD"), Pile.parse("nerts"), Pile.parse("w5"))
     flip = Flip("Bo")
     lines: list[str] = []
-    readout = MoveReadout(Settings().with_(readout="yours"), "You", lines.append, print)
+    strip: list[tuple[MessageKind, str]] = []
+    readout = MoveReadout(
+        Settings().with_(readout="yours"), "You", lines.append, lambda *line: strip.append(line)
+    )
     assert readout.applied(ActionApplied((2, "Bo"), theirs, False), state) is None
     said = readout.applied(ActionApplied((1, "You"), mine, True), _after(state, mine))
     assert said == "You: A♥ from the nerts pile to foundation 2" and lines == [said]
+    assert strip == [(MessageKind.MOVE, said)]
     assert readout.applied(ActionApplied((1, "You"), mine, True), state) is None  # a reorder
     readout.use(Settings().with_(readout="everyone"))
     assert readout.applied(ActionApplied((3, "Bo"), theirs, False), state) is not None
     assert readout.applied(ActionApplied((4, "Bo"), flip, False), state) is None  # their flips
     assert len(lines) == 2
+    readout.news(MessageKind.REFUSAL, "5♥ goes on a black 6, not on 9♦")
+    readout.news(MessageKind.MOVE, "not twice")
+    assert lines[-1] == "5♥ goes on a black 6, not on 9♦" and len(lines) == 3
 
 
 def test_started_with_readout_everyone_s_moves_are_printed_while_the_option_is_off() -> None:
     state = _table()
     theirs = Play("Bo", Card.parse("KD"), Pile.parse("nerts"), Pile.parse("w5"))
     lines: list[str] = []
-    MoveReadout(Settings(), "You", lines.append, print).applied(
+    MoveReadout(Settings(), "You", lines.append, lambda *line: None).applied(
         ActionApplied((1, "Bo"), theirs, False), state
     )
     assert lines == ["Bo: K♦ from the nerts pile to work pile 5"]
-    quiet = MoveReadout(Settings(), "You", None, print)
+    quiet = MoveReadout(Settings(), "You", None, lambda *line: None)
     assert quiet.applied(ActionApplied((1, "Bo"), theirs, False), state) is None
 
 
@@ -243,7 +251,10 @@ def test_a_speech_command_that_fails_says_so_once_and_the_game_goes_on() -> None
     speaker.poll()
     assert len(problems) == 1 and "cannot be spoken" in problems[0]
     nothing: list[str] = []
-    Speaker(None, nothing.append)
+    voiceless = Speaker(None, nothing.append)
+    assert not nothing  # said when there is something to say
+    voiceless.say("You: stuck")
+    voiceless.say("Bo: stuck")
     assert len(nothing) == 1 and "no speech command" in nothing[0]
 
 

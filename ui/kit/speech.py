@@ -116,16 +116,18 @@ class Speaker:
         self.process: Any = None
         self.failed = False
         """A command failed: said once, and nothing more is spoken."""
-        if self.command is None:
-            self._fail("no speech command was found (say, PowerShell, spd-say or espeak)")
 
     @classmethod
     def for_this_system(cls, on_problem: Callable[[str], None]) -> Speaker:
         return cls(speech_command(sys.platform, shutil.which), on_problem)
 
     def say(self, sentence: str) -> None:
-        """Speak ``sentence`` after what is being spoken (never waiting for it)."""
+        """Speak ``sentence`` after what is being spoken (never waiting for it); without a
+        command, say so (once)."""
         if self.failed:
+            return
+        if self.command is None:
+            self._fail("no speech command was found (say, PowerShell, spd-say or espeak)")
             return
         self.queue.append(spoken(sentence))
         del self.queue[:-_MAX_QUEUED]

@@ -14,7 +14,6 @@ with the move readout on (``readout``), each move as a sentence too, and to the 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -124,8 +123,7 @@ class TableScreen(Screen):
         self.hud = Hud(batch, Group(order=200), Group(order=201))
         self.messages = MessageBoard()
         """What the game tells the player; shown in the HUD's message strip (see ``say``)."""
-        tell = functools.partial(self.say, MessageKind.TABLE)
-        self.readout = MoveReadout(settings, self.player, window.readout_sink, tell)
+        self.readout = MoveReadout(settings, self.player, window.readout_sink, self.say)
         self._rotations_seen = session.view.rotations
         self.shown: list[Placement] = []
         """The cards on the table as drawn now."""
@@ -231,8 +229,7 @@ class TableScreen(Screen):
             self._round_started(event)
         elif isinstance(event, ActionApplied):
             self._changed = True
-            if sentence := self.readout.applied(event, self.session.view):
-                self.say(MessageKind.MOVE, sentence)
+            self.readout.applied(event, self.session.view)
             if event.local:
                 self.sounds.play_move(event.action)
         elif isinstance(event, ActionRejected):
@@ -320,6 +317,7 @@ class TableScreen(Screen):
         )
         if shown:
             self.dirty = True
+            self.readout.news(kind, text)
 
     # --- actions -------------------------------------------------------------------------------
 

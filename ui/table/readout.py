@@ -1,12 +1,14 @@
 """The move readout (an accessibility option): every move the table takes, as a plain sentence.
 
 "You: 5♥ from work pile 2 to foundation 3", "Bo: 7♣ from the waste to work pile 1" (in
-``wording.move_sentence``'s words). The table screen shows each in its message strip; the
-readout also hands it to ``sink`` (standard output with ``--readout``, or a test's list) and, with
-the Speak moves option, to the system's voice (``ui.kit.speech.Speaker``). The option says whose
-moves: everyone's or only this player's ("yours"); other players' flips are left out (they come
-every few seconds and change nothing the player shares). Started with ``--readout`` while the
-option is off, everyone's moves are read.
+``wording.move_sentence``'s words), shown in the message strip (``show``, the table screen's
+``say``), handed to ``sink`` (standard output with ``--readout``, or a test's list) and, with
+the Speak moves option, to the system's voice (``ui.kit.speech.Speaker``). What else the strip
+says (a refusal's reason, a hint, the round's start, who is stuck) goes to the sink and the
+voice too (``news``), so that a player who cannot see the strip misses none of it. The option
+says whose moves: everyone's or only this player's ("yours"); other players' flips are left out
+(they come every few seconds and change nothing the player shares). Started with
+``--readout`` while the option is off, everyone's moves are read.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from nerts_lan.rules.state import State
 from nerts_lan.table.replica import ActionApplied
 from ui.config import Settings
 from ui.kit.wording import move_sentence
+from ui.table.message_kind import MessageKind
 
 __all__ = ["MoveReadout", "SpeakerLike"]
 
@@ -35,21 +38,21 @@ class SpeakerLike(Protocol):
 
 
 class MoveReadout:
-    """Sentences for one seat's table: ``applied(event, state)`` is what to show, or None."""
+    """Sentences for one seat's table: ``applied(event, state)`` reads a move out."""
 
     def __init__(
         self,
         settings: Settings,
         player: str,
         sink: Callable[[str], None] | None,
-        on_problem: Callable[[str], None],
+        show: Callable[[MessageKind, str], None],
         speaker: Callable[[Callable[[str], None]], SpeakerLike] | None = None,
     ) -> None:
-        """``speaker(on_problem)`` makes the voice when Speak moves is on (by default
-        ``Speaker.for_this_system``)."""
+        """``show(kind, text)`` puts a line in the message strip; ``speaker(on_problem)`` makes
+        the voice when Speak moves is on (by default ``Speaker.for_this_system``)."""
         self.player = player
         self.sink = sink
-        self.on_problem = on_problem
+        self.show = show
         self._make_speaker = speaker
         self._speaker: SpeakerLike | None = None
         self._read: dict[object, None] = {}
@@ -74,8 +77,8 @@ class MoveReadout:
             self._speaker = None
 
     def applied(self, event: ActionApplied, state: State) -> str | None:
-        """The sentence for a move the table took (``state``: the table after it), handed to
-        the sink and the voice; None when it is not to be read."""
+        """Read out a move the table took (``state``: the table after it): in the strip, to the
+        sink and the voice; the sentence, or None when it is not to be read."""
         action = event.action
         mine = action.by == self.player or event.local
         whose = self.whose
@@ -88,11 +91,14 @@ class MoveReadout:
         if isinstance(action, Flip) and not mine:
             return None
         sentence = move_sentence("You" if mine else action.by, action, state)
-        if self.sink is not None:
-            self.sink(sentence)
-        if self._speaker is not None:
-            self._speaker.say(sentence)
+        self.show(MessageKind.MOVE, sentence)
+        self._out(sentence)
         return sentence
+
+    def news(self, kind: MessageKind, text: str) -> None:
+        """The strip shows ``text`` (not a move): to the sink and the voice as well."""
+        if kind is not MessageKind.MOVE and text and self.whose != "off":
+            self._out(text)
 
     def poll(self) -> None:
         """Let the voice go on to its next sentence."""
@@ -104,9 +110,19 @@ class MoveReadout:
             self._speaker.close()
             self._speaker = None
 
+    def _out(self, text: str) -> None:
+        if self.sink is not None:
+            self.sink(text)
+        if self._speaker is not None:
+            self._speaker.say(text)
+
+    def _problem(self, text: str) -> None:
+        """The voice failed: said in the strip (and so to the sink), once."""
+        self.show(MessageKind.TABLE, text)
+
     def _new_speaker(self) -> SpeakerLike:
         if self._make_speaker is not None:
-            return self._make_speaker(self.on_problem)
+            return self._make_speaker(self._problem)
         from ui.kit.speech import Speaker
 
-        return Speaker.for_this_system(self.on_problem)
+        return Speaker.for_this_system(self._problem)

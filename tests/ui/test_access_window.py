@@ -8,6 +8,8 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from nerts_lan.practice import PracticeConfig
 from nerts_lan.rules.cards import Card
 from tests.kit import layout, piles, team
@@ -225,3 +227,28 @@ def test_started_with_readout_the_moves_go_to_standard_output(harness: Harness, 
 
     out = capfd.readouterr().out
     assert "You: A♥ from the nerts pile to foundation 1\n" in out, out
+
+
+def test_speaking_without_a_voice_says_so_once_and_the_readout_goes_on(
+    harness: Harness,
+) -> None:
+    import shutil
+    import sys
+
+    from pyglet.window import key
+
+    from ui.kit.speech import speech_command
+
+    if speech_command(sys.platform, shutil.which) is not None:
+        pytest.skip("this machine has a speech command: a move would really be spoken")
+    screen = _frozen_practice(harness, nerts="9C 5H", work=("9D", "6S", "", "2C"), stock="3S 4S")
+    _choose(harness, "Move readout")  # everyone's moves
+    _choose(harness, "Speak moves")
+    harness.key(key.N)
+    harness.key(key._2)
+    harness.key(key.SPACE)
+
+    shown = [line.text for line, _ in screen.hud.strip.lines]
+    problems = [text for text in shown if "cannot be spoken" in text]
+    assert len(problems) == 1, shown
+    assert "You: flipped, 3♠ on the waste" in shown, shown

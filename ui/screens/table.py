@@ -95,7 +95,7 @@ class TableScreen(Screen):
         own refused."""
         self.root = Group(order=0)
         self.overlay_group = Group(order=300)
-        self.sounds = Sounds(settings.sounds)
+        self.sounds = Sounds(settings.sounds, settings.suit_callouts)
         self.view = self._new_view()
         self.restyle = Restyle()
         self.round_number = 0
@@ -230,12 +230,11 @@ class TableScreen(Screen):
         elif isinstance(event, ActionApplied):
             self._changed = True
             self.readout.applied(event, self.session.view)
-            if event.local:
-                self.sounds.play_move(event.action)
+            self.sounds.play_move(event.action, own=event.local, key=event.key)
         elif isinstance(event, ActionRejected):
             self._changed = True
             if event.local:
-                self.sounds.play("refused")
+                self.sounds.play_refusal(event.kind)
                 state = self.session.view
                 why = wording.refusal(
                     event.action, state, event.kind, event.reason, event.lost_race_to
@@ -257,6 +256,7 @@ class TableScreen(Screen):
     def _round_started(self, event: RoundStarted) -> None:
         """A new deal: the last round's panel, pick, hint and messages go."""
         self.round_number = event.number
+        self.sounds.new_round()
         self.scoreboard.new_round()
         self.match_over = False
         if isinstance(self.overlay, ScoreOverlay):
@@ -423,6 +423,7 @@ class TableScreen(Screen):
         new_look = changes_look(self.settings, settings)
         self.settings = settings
         self.sounds.enabled = settings.sounds
+        self.sounds.callouts = settings.suit_callouts
         self._save_settings(settings)
         self.readout.use(settings)
         if use_access(self.view, settings):

@@ -181,11 +181,7 @@ class OptionsOverlay(Overlay):
             return "on" if value else "off"
 
         return [
-            (
-                "Sounds",
-                "on" if settings.sounds else "muted",
-                lambda: self._change(sounds=not settings.sounds),
-            ),
+            ("Sounds", sound_choice(settings), self._next_sounds),
             (
                 "Four-colour deck",
                 "on" if settings.four_colour else "off",
@@ -224,6 +220,16 @@ class OptionsOverlay(Overlay):
         index = READOUTS.index(self.settings.readout) if self.settings.readout in READOUTS else 0
         self._change(readout=READOUTS[(index + 1) % len(READOUTS)])
 
+    def _next_sounds(self) -> None:
+        """Muted, then on, then on with the suit called after each foundation play."""
+        settings = self.settings
+        if not settings.sounds:
+            self._change(sounds=True, suit_callouts=False)
+        elif not settings.suit_callouts:
+            self._change(suit_callouts=True)
+        else:
+            self._change(sounds=False, suit_callouts=False)
+
     def _next_size(self) -> None:
         names = list(CARD_SIZES)
         index = names.index(self.settings.card_size) if self.settings.card_size in names else 0
@@ -231,6 +237,13 @@ class OptionsOverlay(Overlay):
 
 
 _READOUT_CAPTIONS = {"off": "off", "everyone": "everyone's moves", "yours": "your moves only"}
+
+
+def sound_choice(settings: Settings) -> str:
+    """The Sounds option as the Options panel shows it."""
+    if not settings.sounds:
+        return "muted"
+    return "suits called" if settings.suit_callouts else "on"
 
 
 def waiting_caption(names: Sequence[str]) -> str:

@@ -29,9 +29,10 @@ from nerts_lan.practice import PracticeConfig, PracticeSession
 from nerts_lan.replay import ReplaySession
 from nerts_lan.rules.state import State
 from nerts_lan.table.session import Session
-from ui.config import Settings, WindowConfig, load_settings, save_settings
+from ui.config import Settings, WindowConfig, load_settings, read_settings, save_settings
 from ui.kit.handlers import ModalInput, ScreenInput
 from ui.kit.network_picker import NetworkPicker
+from ui.kit.speech import print_readout
 from ui.kit.theme import BACKGROUND
 from ui.kit.widgets import use_shipped_font
 from ui.lobby.provider import ListedTable, LobbyProvider, NoNetwork
@@ -74,6 +75,7 @@ from a helper thread, which an ending process would stop mid-way)."""
 def open_window(config: WindowConfig) -> int:
     """Open the window on the menu (practice, and the LAN's lobby); the exit status."""
     window = make_lan_window(config)
+    _use_readout(window, config)
     window.show_menu()
     unrecorded = record_new_logs()  # the match history: logs played since the last start
     if unrecorded is not None and window.current is not None:
@@ -101,6 +103,7 @@ def make_lan_window(
 def open_practice(config: WindowConfig, practice: PracticeConfig) -> int:
     """Open the window on a practice game; the exit status."""
     window = make_window(config.width, config.height, fullscreen=config.fullscreen)
+    _use_readout(window, config)
     window.start_practice(practice)
     return _loop(window)
 
@@ -108,8 +111,15 @@ def open_practice(config: WindowConfig, practice: PracticeConfig) -> int:
 def open_replay(config: WindowConfig, session: ReplaySession) -> int:
     """Open the window on a match log's replay; leaving it closes the window."""
     window = make_window(config.width, config.height, fullscreen=config.fullscreen)
+    _use_readout(window, config)
     window.start_replay(session)
     return _loop(window)
+
+
+def _use_readout(window: NertsWindow, config: WindowConfig) -> None:
+    """``--readout``: the moves read out go to standard output too (for a screen reader)."""
+    if config.readout:
+        window.readout_sink = print_readout
 
 
 def make_window(
@@ -165,7 +175,10 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         # Every field a handler reads comes first: pyglet's X11 window sends on_resize from its
         # constructor when the event loop is already running (the coach's replay window).
         self.clock = clock
-        self.settings = load_settings()
+        self.settings, self.settings_problem = read_settings()
+        """``settings_problem``: what was wrong with the settings file, told once (or None)."""
+        self.readout_sink: Callable[[str], None] | None = None
+        """Where the move readout's sentences go besides the message strip (``--readout``)."""
         self.lobby: LobbyProvider = lobby if lobby is not None else NoNetwork()
         self.current: Screen | None = None
         self._screen_input: ScreenInput | None = None
@@ -451,6 +464,9 @@ class NertsWindow(pyglet.window.Window):  # type: ignore[misc]
         self._screen_input = ScreenInput(self, screen)
         self.push_handlers(self._screen_input)
         self.needs_draw = True
+        if self.settings_problem is not None:  # a damaged settings file: said on the first screen
+            screen.tell(self.settings_problem)
+            self.settings_problem = None
 
     def _save(self, settings: Settings) -> None:
         self.settings = settings

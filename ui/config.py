@@ -20,15 +20,19 @@ from nerts_lan.folders import config_folder
 __all__ = [
     "CARD_SIZES",
     "MAX_HOST_TEAMS",
+    "READOUTS",
     "Settings",
     "WindowConfig",
     "config_dir",
     "load_settings",
+    "read_settings",
     "save_settings",
 ]
 
 CARD_SIZES: Final = {"small": 0.8, "medium": 0.9, "large": 1.0}
 """Card size option: the share of the largest local cards that fit the window."""
+READOUTS: Final = ("off", "everyone", "yours")
+"""Move readout option: no sentences, every player's moves, or only this player's."""
 MAX_HOST_TEAMS: Final = 8
 """The most teams (seats) the host form offers."""
 MIN_SIDE: Final = 320
@@ -58,6 +62,16 @@ class Settings:
     """The interface the player picked in the lobby ("wlan0"; "" for the default route's)."""
     host_teams: int = 4
     """The Teams the host form last showed (1 to ``MAX_HOST_TEAMS``): it opens with them."""
+    left_handed: bool = False
+    """Accessibility: the player's own piles mirrored (the nerts pile on the right)."""
+    high_visibility: bool = False
+    """Accessibility: larger corner indices, four suit colours and stronger card outlines."""
+    reduced_motion: bool = False
+    """Accessibility: cards jump to their place instead of flying."""
+    readout: str = "off"
+    """Accessibility: each move as a sentence (one of ``READOUTS``)."""
+    speak_moves: bool = False
+    """Accessibility: the readout's sentences spoken by the system's speech command."""
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
@@ -72,6 +86,8 @@ class WindowConfig:
     fullscreen: bool = False
     interface: str | None = None
     """Use only this IPv4 address for the LAN, mDNS and TCP (None: every interface)."""
+    readout: bool = False
+    """``--readout``: every move read out is also printed to standard output."""
 
     def __post_init__(self) -> None:
         for option, value in (("--width", self.width), ("--height", self.height)):
@@ -86,25 +102,55 @@ def config_dir() -> Path:
 
 def load_settings() -> Settings:
     """The saved settings; defaults for anything missing, unreadable or of the wrong type."""
+    return read_settings()[0]
+
+
+def read_settings() -> tuple[Settings, str | None]:
+    """The saved settings and what was wrong with the file, for the player (None: nothing).
+
+    A missing file is no problem; a damaged or hostile one (not JSON, not UTF-8, nested too
+    deep, not an object, values of the wrong type or out of range) gives the defaults for what
+    could not be used, and says so."""
+    path = config_dir() / "settings.json"
     try:
-        data = json.loads((config_dir() / "settings.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return Settings()
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return Settings(), None
+    except (OSError, ValueError, RecursionError) as error:
+        why = _short(error)
+        return Settings(), f"Your settings file {path} could not be read ({why}): defaults used"
     if not isinstance(data, dict):
-        return Settings()
+        return Settings(), f"Your settings file {path} holds no settings: the defaults are used"
     defaults = Settings()
     values: dict[str, Any] = {}
+    ignored: list[str] = []
     for field in fields(Settings):
         value = data.get(field.name)
         default = getattr(defaults, field.name)
         if type(value) is type(default):
             values[field.name] = value
+        elif field.name in data:
+            ignored.append(field.name)
     settings = Settings(**values)
-    if settings.card_size not in CARD_SIZES:
-        settings = settings.with_(card_size=defaults.card_size)
-    if not 1 <= settings.host_teams <= MAX_HOST_TEAMS:
-        settings = settings.with_(host_teams=defaults.host_teams)
-    return settings
+    checks = (
+        ("card_size", settings.card_size in CARD_SIZES),
+        ("host_teams", 1 <= settings.host_teams <= MAX_HOST_TEAMS),
+        ("readout", settings.readout in READOUTS),
+    )
+    for name, valid in checks:
+        if not valid:
+            settings = settings.with_(**{name: getattr(defaults, name)})
+            ignored.append(name)
+    if not ignored:
+        return settings, None
+    names = ", ".join(sorted(ignored))
+    return settings, f"Your settings file {path} had unusable values ({names}): defaults used"
+
+
+def _short(error: BaseException) -> str:
+    """An error in a few words (a hostile file's error may quote a lot of it)."""
+    text = str(error) or type(error).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def save_settings(settings: Settings) -> None:

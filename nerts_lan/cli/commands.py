@@ -206,7 +206,7 @@ def _window_config(
     from ui.config import WindowConfig
 
     with _usage_errors(command):
-        return WindowConfig(args.width, args.height, args.fullscreen, interface)
+        return WindowConfig(args.width, args.height, args.fullscreen, interface, args.readout)
 
 
 def _peer_config(args: argparse.Namespace, command: str) -> PeerConfig:

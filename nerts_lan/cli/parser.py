@@ -106,6 +106,12 @@ def _add_window_options(parser: argparse.ArgumentParser, lan: bool) -> None:
     parser.add_argument("--width", type=int, default=1280, help="window width (1280)")
     parser.add_argument("--height", type=int, default=800, help="window height (800)")
     parser.add_argument("--fullscreen", action="store_true", help="open full screen")
+    parser.add_argument(
+        "--readout",
+        action="store_true",
+        help="print every move as a sentence to standard output, for a screen reader "
+        "(the Move readout option says whose; when it is off, everyone's)",
+    )
     if lan:
         parser.add_argument(
             "--interface",

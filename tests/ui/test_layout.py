@@ -188,3 +188,62 @@ def test_a_real_deal_places_every_visible_card_once() -> None:
     found = placements(compute_layout(1280, 800, 6, 0), state)
     keys = [p.key for p in found]
     assert len(keys) == len(set(keys))
+
+
+# --- the left-handed layout (issue 25, accessibility) -------------------------------------------
+
+
+@pytest.mark.parametrize(("teams", "size"), [(2, (1024, 720)), (5, (1280, 800)), (8, (640, 420))])
+def test_the_left_handed_layout_puts_the_nerts_pile_on_the_right(
+    teams: int, size: tuple[int, int]
+) -> None:
+    from ui.table.mirror import left_handed
+
+    plain = compute_layout(*size, teams, 0)
+    mirrored = left_handed(plain)
+    own, flipped = plain.own_area, mirrored.own_area
+    assert own.nerts.x < own.work[0].x < own.stock.x  # the usual: nerts pile at the left
+    assert flipped.nerts.x > max(rect.right for rect in flipped.work) > flipped.stock.x
+    assert flipped.waste.right < flipped.stock.x  # the waste outermost on the left, still fanned
+    assert flipped.nerts.right == pytest.approx(own.area.right)  # the same band of the window
+    assert flipped.work[0].x > flipped.work[-1].x  # work pile 1 next to the nerts pile
+    rects = _rects(flipped)
+    for a, b in itertools.combinations(rects, 2):
+        assert a.overlap(b) < 1.0, (a, b)
+    for rect in rects:
+        assert rect.x >= 0 and rect.right <= size[0]
+    # The foundations, the other teams and the message strip stay where they were.
+    assert mirrored.center == plain.center and mirrored.messages == plain.messages
+    assert [mirrored.foundation_rect(i) for i in range(4)] == [
+        plain.foundation_rect(i) for i in range(4)
+    ]
+    assert [a for a in mirrored.teams if not a.own] == [a for a in plain.teams if not a.own]
+
+
+def test_hit_testing_follows_the_left_handed_layout() -> None:
+    from ui.table.mirror import left_handed
+
+    state = layout(team("red", ("ann",), nerts="5H", work=("6S", "9D", "", "2C")))
+    mirrored = left_handed(compute_layout(1280, 800, 1, 0))
+    area = mirrored.own_area
+    assert pile_at(mirrored, *area.nerts.center) == PileRef(0, NERTS)
+    assert pile_at(mirrored, *area.stock.center) == PileRef(0, STOCK)
+    found = placements(mirrored, state)
+    nerts_card = card_at(found, *area.nerts.center, 0)
+    assert nerts_card is not None and str(DECK[nerts_card.card or 0]) == "5H"
+    landing = area.work_card(0, 1, 2)
+    dropped = landing.moved_to(landing.x + 4, landing.y - 6)
+    assert drop_targets(mirrored, state, dropped, PileRef(0, NERTS))[0] == PileRef(0, work_pile(0))
+
+
+def test_a_pointer_over_a_mirrored_pile_is_over_that_pile_on_a_plain_screen() -> None:
+    from ui.table.mirror import left_handed
+
+    plain = compute_layout(1280, 800, 2, 0)
+    mirrored = left_handed(plain)
+    for rect_of in (lambda a: a.nerts, lambda a: a.stock, lambda a: a.work[2]):
+        u, v = to_table_units(mirrored, *rect_of(mirrored.own_area).center)
+        seen_by_partner = from_table_units(plain, 0, u, v)
+        assert rect_of(plain.own_area).contains(*seen_by_partner)
+        back = from_table_units(mirrored, 0, u, v)
+        assert rect_of(mirrored.own_area).contains(*back)

@@ -2,6 +2,8 @@
 
 Drawing a card from shapes and labels every frame costs a draw call per card; drawn once into a
 texture, every card of the table is a textured quad of one texture, a few draw calls in all.
+High-visibility cards (an accessibility option) have larger corner indices, four suit colours
+(♠ black, ♥ red, ♦ blue, ♣ green, whatever the four-colour option) and a strong dark outline.
 The atlas holds each card size the table uses (the local cards, the foundations, the other teams'
 cards) and is rebuilt when the window's size changes them.
 """
@@ -21,6 +23,7 @@ from ui.kit.theme import (
     CARD_EDGE,
     CARD_FACE,
     FONT,
+    HIGH_VISIBILITY_EDGE,
     SUIT_SYMBOLS,
     darker,
     lighter,
@@ -29,7 +32,7 @@ from ui.kit.theme import (
 )
 from ui.kit.widgets import use_shipped_font
 
-__all__ = ["CELLS_PER_STEP", "SLOT", "CardAtlas"]
+__all__ = ["CELLS_PER_STEP", "CORNER_SHARE", "SLOT", "CardAtlas"]
 
 _PAD = 2
 _CELLS = 52 + 8 + 1  # faces, one back per team colour, the empty-pile slot
@@ -37,6 +40,9 @@ SLOT = -1
 CELLS_PER_STEP = 6
 """Cards a staged atlas draws per frame: a few dozen milliseconds at most, where all of them at
 once held the window up for seconds on a slow laptop."""
+CORNER_SHARE = {False: 0.17, True: 0.22}
+"""The corner index's em as a share of the card's height: plain and high-visibility cards (the
+larger one still fits the strip a fanned work pile leaves, a quarter of the height)."""
 
 
 class CardAtlas:
@@ -53,12 +59,14 @@ class CardAtlas:
         four_colour: bool,
         *,
         staged: bool = False,
+        high_visibility: bool = False,
     ) -> None:
         """Draw every card now, or with ``staged`` none yet: ``draw_more`` then draws them a
         few at a time, so a window can keep answering its player while a new look is drawn."""
         self.sizes = dict(sizes)
         self.back_colours = tuple(back_colours)
         self.four_colour = four_colour
+        self.high_visibility = high_visibility
         self._regions: dict[tuple[str, object], Any] = {}
         self._todo: list[tuple[str, int, int, int, int, object]] = []
         """Cells still to draw: size name, x, y, w, h, card (drawn from the end)."""
@@ -82,12 +90,17 @@ class CardAtlas:
         return not self._todo
 
     def matches(
-        self, sizes: dict[str, tuple[int, int]], back_colours: Sequence[str], four_colour: bool
+        self,
+        sizes: dict[str, tuple[int, int]],
+        back_colours: Sequence[str],
+        four_colour: bool,
+        high_visibility: bool = False,
     ) -> bool:
         return (
             self.sizes == sizes
             and self.back_colours == tuple(back_colours)
             and self.four_colour == four_colour
+            and self.high_visibility == high_visibility
         )
 
     def region(self, size: str, card: object) -> Any:
@@ -159,18 +172,13 @@ class CardAtlas:
 
     def _face(self, batch: Any, x: int, y: int, w: int, h: int, card: int) -> list[Any]:
         suit, rank = divmod(card, 13)
-        colour = (*suit_colour(suit, self.four_colour), 255)
-        radius = max(2.0, w * 0.08)
-        items: list[Any] = [
-            _rounded(x, y, w, h, radius, color=(*CARD_EDGE, 255), batch=batch),
-            _rounded(
-                x + 1, y + 1, w - 2, h - 2, max(radius - 1, 1), color=(*CARD_FACE, 255), batch=batch
-            ),
-        ]
+        bold = self.high_visibility
+        colour = (*suit_colour(suit, self.four_colour or bold), 255)
+        items = _face_ground(batch, x, y, w, h, bold)
         rank_name = RANK_NAMES[rank]
         symbol = SUIT_SYMBOLS[suit]
         # The corner reads "10♥" within the strip that a fanned pile leaves visible.
-        corner_px = h * 0.17
+        corner_px = h * CORNER_SHARE[bold]
         items.append(
             text.Label(
                 rank_name + symbol,
@@ -272,6 +280,25 @@ class CardAtlas:
                 batch=batch,
             ),
         ]
+
+
+def _face_ground(batch: Any, x: int, y: int, w: int, h: int, bold: bool) -> list[Any]:
+    """A face's white ground in its outline: a thin grey one, or a strong dark one for a
+    high-visibility card."""
+    radius = max(2.0, w * 0.08)
+    edge, line = (HIGH_VISIBILITY_EDGE, max(2, round(w * 0.035))) if bold else (CARD_EDGE, 1)
+    return [
+        _rounded(x, y, w, h, radius, color=(*edge, 255), batch=batch),
+        _rounded(
+            x + line,
+            y + line,
+            w - 2 * line,
+            h - 2 * line,
+            max(radius - line, 1),
+            color=(*CARD_FACE, 255),
+            batch=batch,
+        ),
+    ]
 
 
 def _rounded(*args: Any, **kwargs: Any) -> Any:

@@ -7,6 +7,7 @@ from typing import Final
 __all__ = [
     "BACKGROUND",
     "FONT",
+    "HIGH_VISIBILITY_EDGE",
     "PANEL",
     "STAND_INS",
     "SUIT_COLOURS",
@@ -33,6 +34,8 @@ WARN: Final[Colour] = (255, 122, 98)
 GOOD: Final[Colour] = (140, 230, 150)
 CARD_FACE: Final[Colour] = (252, 251, 246)
 CARD_EDGE: Final[Colour] = (120, 120, 112)
+HIGH_VISIBILITY_EDGE: Final[Colour] = (16, 16, 20)
+"""The outline of a high-visibility card: near black, a few pixels wide."""
 
 SUIT_SYMBOLS: Final = ("♠", "♥", "♦", "♣")
 

@@ -11,16 +11,17 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from nerts_lan.rules.actions import Action, CallNerts, Flip, Play, SlideUnder
+from nerts_lan.rules.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.rules.cards import RANK_NAMES, card_color, card_rank, card_suit
 from nerts_lan.rules.engine import DEAD_ROUND_ROTATIONS, legal_actions
-from nerts_lan.rules.piles import Pile
+from nerts_lan.rules.piles import Pile, foundation_pile
 from nerts_lan.rules.state import RejectionKind, State, Table
 from ui.kit.theme import SUIT_SYMBOLS
 
 __all__ = [
     "TABLE_PAUSED",
     "card_name",
+    "move_sentence",
     "pile_name",
     "player_words",
     "refusal",
@@ -47,6 +48,30 @@ def pile_name(pile: Pile) -> str:
     if pile.kind == "waste":
         return "the waste"
     return f"your {pile.kind} pile" if pile.kind == "nerts" else "your stock"
+
+
+def move_sentence(who: str, action: Action, state: State) -> str:
+    """A move as one plain sentence for the readout, who made it first: "You: 5♥ from work
+    pile 2 to foundation 3", "Bo: flipped, 7♣ on the waste". ``state`` is the table after the
+    move: it says which foundation took the card and what a flip turned up."""
+    if isinstance(action, Play):
+        target = action.target
+        if target.kind == "foundation" and target.index is None:
+            index = _foundation_of(state, int(action.card))
+            target = foundation_pile(index) if index is not None else target
+        source, to = _pile_words(action.source), _pile_words(target)
+        return f"{who}: {card_name(action.card)} from {source} to {to}"
+    if isinstance(action, SlideUnder):
+        return f"{who}: {card_name(action.card)} slid under {_pile_words(action.target)}"
+    if isinstance(action, Flip):
+        team = state.table.team_of(action.by)
+        waste = state.teams[team].waste if team is not None else ()
+        if not waste:
+            return f"{who}: turned the waste over"
+        return f"{who}: flipped, {card_name(waste[-1])} on the waste"
+    if isinstance(action, DeclareStuck):
+        return f"{who}: stuck"
+    return f"{who}: called Nerts!"
 
 
 def player_words(text: str) -> str:
@@ -118,6 +143,21 @@ _REFUSAL_WORDS: Final = {
     RejectionKind.NOT_YOUR_SEAT: "That seat is not yours",
     RejectionKind.MALFORMED: "That move could not be read",
 }
+
+
+def _pile_words(pile: Pile) -> str:
+    """A pile in a sentence about anyone's move: "work pile 2", "the nerts pile"."""
+    if pile.kind in ("work", "foundation"):
+        return pile_name(pile)
+    return "the waste" if pile.kind == "waste" else f"the {pile.kind} pile"
+
+
+def _foundation_of(state: State, card: int) -> int | None:
+    """The foundation ``card`` is on (from 0), if any."""
+    for index, cards in enumerate(state.f_cards):
+        if card in cards:
+            return index
+    return None
 
 
 def _sentence(text: str) -> str:

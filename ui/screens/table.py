@@ -8,7 +8,8 @@ LAN table's news (``news``), the new look being drawn (``restyle``) and the pane
 table with the question whether to leave (``panels``, on the window's handler stack while
 open). The engine (through the session) is the only judge: a refused move comes back as
 ``ActionRejected`` and its cards fly back, the reason said in the player's words (``wording``).
-Everything the game tells the player goes to one message area (``messages``) through ``say``.
+Everything the game tells the player goes to one message area (``messages``) through ``say``;
+with the move readout on (``readout``), each move as a sentence too, and to the readout's sink.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from nerts_lan.table.session import (
     RoundStarted,
     Session,
 )
-from ui.config import CARD_SIZES, Settings
+from ui.config import Settings
 from ui.kit import wording
 from ui.kit.geometry import Rect
 from ui.kit.handlers import HandlerStack
@@ -45,7 +46,8 @@ from ui.table.news import TableNews
 from ui.table.overlays import Overlay, ScoreOverlay
 from ui.table.panels import Panels
 from ui.table.pause_banner import PauseBanner
-from ui.table.restyle import Restyle, changes_look
+from ui.table.readout import MoveReadout
+from ui.table.restyle import Restyle, changes_look, new_view, use_access
 from ui.table.scoreboard import Scoreboard, coach_lines
 from ui.table.view import TableView
 
@@ -61,6 +63,10 @@ class TableWindow(HandlerStack, Protocol):
 
     @property
     def current(self) -> Screen | None: ...
+
+    @property
+    def readout_sink(self) -> Callable[[str], None] | None:
+        """Where the move readout's sentences go besides the strip (None: nowhere)."""
 
 
 class TableScreen(Screen):
@@ -117,6 +123,7 @@ class TableScreen(Screen):
         self.hud = Hud(batch, Group(order=200), Group(order=201))
         self.messages = MessageBoard()
         """What the game tells the player; shown in the HUD's message strip (see ``say``)."""
+        self.readout = MoveReadout(settings, self.player, window.readout_sink, self.say)
         self._rotations_seen = session.view.rotations
         self.shown: list[Placement] = []
         """The cards on the table as drawn now."""
@@ -154,6 +161,7 @@ class TableScreen(Screen):
         if self.scoreboard.follow_the_wait(self.overlay):
             self.dirty = True
         self._advance_restyle()
+        self.readout.poll()
         self.messages.expire(now)
         if self.hud.strip.show(self.messages.visible()):
             self.dirty = True
@@ -184,6 +192,7 @@ class TableScreen(Screen):
         self.pause_banner.hide()
         self.panels.delete()
         self.marking.delete()
+        self.readout.close()
         self.session.close()
 
     def tell(self, text: str) -> None:
@@ -220,6 +229,7 @@ class TableScreen(Screen):
             self._round_started(event)
         elif isinstance(event, ActionApplied):
             self._changed = True
+            self.readout.applied(event, self.session.view)
             self.sounds.play_move(event.action, own=event.local, key=event.key)
         elif isinstance(event, ActionRejected):
             self._changed = True
@@ -307,6 +317,7 @@ class TableScreen(Screen):
         )
         if shown:
             self.dirty = True
+            self.readout.news(kind, text)
 
     # --- actions -------------------------------------------------------------------------------
 
@@ -414,6 +425,9 @@ class TableScreen(Screen):
         self.sounds.enabled = settings.sounds
         self.sounds.callouts = settings.suit_callouts
         self._save_settings(settings)
+        self.readout.use(settings)
+        if use_access(self.view, settings):
+            self.resize(self.window.width, self.window.height)
         if new_look:
             size = (self.window.width, self.window.height)
             self.restyle.start(self.view, size, self.session.view, settings)
@@ -430,15 +444,8 @@ class TableScreen(Screen):
         self.resize(self.window.width, self.window.height)
 
     def _new_view(self) -> TableView:
-        return TableView(
-            self.window,
-            self.batch,
-            self.root,
-            self.session.table,
-            self.team,
-            four_colour=self.settings.four_colour,
-            card_scale=CARD_SIZES.get(self.settings.card_size, 1.0),
-        )
+        table, settings = self.session.table, self.settings
+        return new_view(self.window, self.batch, self.root, table, self.team, settings)
 
     # --- leaving --------------------------------------------------------------------------------
 

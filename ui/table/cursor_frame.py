@@ -1,13 +1,16 @@
 """The shared cursor frame: every machine maps a pointer to it and from it to its own layout,
 so another player's pointer shows over the same pile on every screen, whatever its size.
 
-A pure function of the layout, like ``ui.table.layout`` (no pyglet here).
+A pure function of the layout, like ``ui.table.layout`` (no pyglet here). A tableau shown
+mirrored here (the left-handed layout, ``ui.table.mirror``) is mirrored in the frame too, so the
+pointer stays over the same pile on a screen that does not mirror it.
 """
 
 from __future__ import annotations
 
 from ui.kit.geometry import Rect
 from ui.table.layout import TableLayout, TeamArea
+from ui.table.mirror import is_mirrored
 
 __all__ = ["from_table_units", "to_table_units"]
 
@@ -23,7 +26,7 @@ def to_table_units(layout: TableLayout, x: float, y: float) -> tuple[float, floa
     if y < band.top:
         u = _clamp01((x - band.x) / band.w)
         v = _clamp01((y - band.y) / band.h)
-        return (u, v * 0.299)
+        return (1 - u if is_mirrored(area) else u, v * 0.299)
     u = _clamp01((x - layout.center.x) / layout.center.w)
     v = _clamp01((y - layout.center.y) / layout.center.h)
     return (u, 0.3 + v * 0.7)
@@ -35,7 +38,9 @@ def from_table_units(layout: TableLayout, team: int, u: float, v: float) -> tupl
     u = _clamp01(u)
     v = _clamp01(v)
     if v < 0.3:
-        band = _band(layout.teams[team])
+        area = layout.teams[team]
+        band = _band(area)
+        u = 1 - u if is_mirrored(area) else u
         return (band.x + u * band.w, band.y + v / 0.299 * band.h)
     center = layout.center
     return (center.x + u * center.w, center.y + (v - 0.3) / 0.7 * center.h)
@@ -46,9 +51,10 @@ def from_table_units(layout: TableLayout, team: int, u: float, v: float) -> tupl
 
 def _band(area: TeamArea) -> Rect:
     """The part of the screen a team's tableau stands for in the shared cursor frame."""
-    return Rect(
-        area.nerts.x, area.floor, area.waste.right - area.nerts.x, area.nerts.top - area.floor
-    )
+    left, right = area.nerts.x, area.waste.right
+    if is_mirrored(area):  # the same band, mirrored: from the waste's fan to the nerts pile
+        left, right = area.area.x + 2 * area.waste_step, area.area.right
+    return Rect(left, area.floor, right - left, area.nerts.top - area.floor)
 
 
 def _clamp01(value: float) -> float:

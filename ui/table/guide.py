@@ -24,8 +24,8 @@ from ui.table.hints import Hint, StockWatch, next_hint
 __all__ = ["LESSONS", "Guide", "GuideStep", "lesson_kind"]
 
 LESSONS: Final = {
-    "nerts": "Your nerts pile (left) is the one to empty: each card left in it costs 2 points. "
-    "Drag the outlined card onto the other outline (or click it).",
+    "nerts": "Your nerts pile (its count under it) is the one to empty: each card left in it "
+    "costs 2 points. Drag the outlined card onto the other outline (or click it).",
     "onto": "A card goes on a work pile's top card one rank higher of the other colour "
     "(red on black, black on red); an empty work pile takes any card.",
     "ace": "An ace starts a foundation in the middle, shared by everyone: +1 point a card.",

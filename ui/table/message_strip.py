@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Final
 
 from pyglet import shapes
@@ -23,6 +22,7 @@ from pyglet import shapes
 from ui.kit.geometry import Rect
 from ui.kit.theme import ACCENT, GOOD, TEXT, WARN
 from ui.kit.widgets import label
+from ui.table.message_kind import MessageKind
 
 __all__ = [
     "DEFAULT_LIFETIMES",
@@ -36,23 +36,6 @@ __all__ = [
 Colour = tuple[int, int, int]
 
 
-class MessageKind(Enum):
-    """What a message is about; a newer message of a kind replaces the older one."""
-
-    ROUND = "round"
-    """"Round 3: go!" (stale once the round ends or a panel opens)."""
-    HINT = "hint"
-    """A suggested move (stale once it no longer holds: its move refused, or ours made)."""
-    REFUSAL = "refusal"
-    """Why the player's last move did not count."""
-    TABLE = "table"
-    """Who left the table, who came back."""
-    STUCK = "stuck"
-    """Who is stuck: stays while it holds."""
-    ROTATION = "rotation"
-    """Everyone was stuck and the stocks rotated."""
-
-
 DEFAULT_LIFETIMES: Final[dict[MessageKind, float | None]] = {
     MessageKind.ROUND: 3.0,
     MessageKind.HINT: 12.0,
@@ -60,6 +43,7 @@ DEFAULT_LIFETIMES: Final[dict[MessageKind, float | None]] = {
     MessageKind.TABLE: 6.0,
     MessageKind.STUCK: None,
     MessageKind.ROTATION: 7.0,
+    MessageKind.MOVE: 5.0,
 }
 """Seconds each kind stays by default; None: until cleared or replaced."""
 
@@ -70,6 +54,7 @@ _COLOURS: Final[dict[MessageKind, Colour]] = {
     MessageKind.TABLE: TEXT,
     MessageKind.STUCK: WARN,
     MessageKind.ROTATION: ACCENT,
+    MessageKind.MOVE: TEXT,
 }
 
 KIND_LIFETIME: Final = -1.0

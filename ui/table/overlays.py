@@ -12,7 +12,7 @@ from pyglet.graphics import Group
 from nerts_lan.rules.scoring import Match
 from nerts_lan.rules.state import State, Table
 from nerts_lan.table.replica import RoundEnded
-from ui.config import CARD_SIZES, Settings
+from ui.config import CARD_SIZES, READOUTS, Settings
 from ui.kit.geometry import Rect
 from ui.kit.theme import ACCENT, GOOD, TEXT, TEXT_DIM, team_rgb
 from ui.kit.widgets import Button, Panel, fit, label
@@ -139,7 +139,9 @@ class HelpOverlay(Overlay):
 
 
 class OptionsOverlay(Overlay):
-    """Sounds, the four-colour deck and the card size; changes apply and are saved at once."""
+    """Sounds, the four-colour deck, the card size and the accessibility options (left-handed
+    layout, high-visibility cards, reduced motion, move readout and speaking it); changes apply
+    and are saved at once."""
 
     def __init__(
         self,
@@ -160,10 +162,25 @@ class OptionsOverlay(Overlay):
         super().build(width, height)
 
     def content(self, width: int, height: int) -> None:
-        rect = self.panel(width, height, 460, 300)
-        settings = self.settings
+        rows = self._rows()
+        rect = self.panel(width, height, 480, 150 + 50 * len(rows))
         self.text("Options", rect.x + 24, rect.top - 34, size=22, bold=True, colour=ACCENT)
-        rows = [
+        step = min(50.0, (rect.h - 140) / len(rows))
+        y = rect.top - 50 - step
+        for name, value, action in rows:
+            self.text(name, rect.x + 24, y + step * 0.35, size=min(16.0, step * 0.34))
+            self.button(Rect(rect.right - 184, y + 2, 160, step - 10), value, action)
+            y -= step
+        self.button(Rect(rect.right - 130, rect.y + 14, 110, 34), "Close (Esc)", self.on_close)
+
+    def _rows(self) -> list[tuple[str, str, Callable[[], None]]]:
+        """Each option: its name, its value's caption, what a click does."""
+        settings = self.settings
+
+        def on_off(value: bool) -> str:
+            return "on" if value else "off"
+
+        return [
             ("Sounds", sound_choice(settings), self._next_sounds),
             (
                 "Four-colour deck",
@@ -171,18 +188,37 @@ class OptionsOverlay(Overlay):
                 lambda: self._change(four_colour=not settings.four_colour),
             ),
             ("Card size", settings.card_size, self._next_size),
+            (
+                "Left-handed layout",
+                on_off(settings.left_handed),
+                lambda: self._change(left_handed=not settings.left_handed),
+            ),
+            (
+                "High-visibility cards",
+                on_off(settings.high_visibility),
+                lambda: self._change(high_visibility=not settings.high_visibility),
+            ),
+            (
+                "Reduced motion",
+                on_off(settings.reduced_motion),
+                lambda: self._change(reduced_motion=not settings.reduced_motion),
+            ),
+            ("Move readout", _READOUT_CAPTIONS.get(settings.readout, "off"), self._next_readout),
+            (
+                "Speak moves",
+                on_off(settings.speak_moves),
+                lambda: self._change(speak_moves=not settings.speak_moves),
+            ),
         ]
-        y = rect.top - 90
-        for name, value, action in rows:
-            self.text(name, rect.x + 24, y + 17, size=16)
-            self.button(Rect(rect.right - 184, y, 160, 34), value, action)
-            y -= 50
-        self.button(Rect(rect.right - 130, rect.y + 14, 110, 34), "Close (Esc)", self.on_close)
 
     def _change(self, **changes: Any) -> None:
         self.settings = self.settings.with_(**changes)
         self.on_change(self.settings)
         self.build(*self._size)
+
+    def _next_readout(self) -> None:
+        index = READOUTS.index(self.settings.readout) if self.settings.readout in READOUTS else 0
+        self._change(readout=READOUTS[(index + 1) % len(READOUTS)])
 
     def _next_sounds(self) -> None:
         """Muted, then on, then on with the suit called after each foundation play."""
@@ -198,6 +234,9 @@ class OptionsOverlay(Overlay):
         names = list(CARD_SIZES)
         index = names.index(self.settings.card_size) if self.settings.card_size in names else 0
         self._change(card_size=names[(index + 1) % len(names)])
+
+
+_READOUT_CAPTIONS = {"off": "off", "everyone": "everyone's moves", "yours": "your moves only"}
 
 
 def sound_choice(settings: Settings) -> str:

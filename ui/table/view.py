@@ -5,6 +5,10 @@ there; a card whose place changed flies from where it was (remote moves visibly,
 briefly), so a move that lost a race flies back by the same rule. All sprites use one texture
 atlas and live in one batch, in ordered groups: slots, card layers by height, flying cards,
 dragged cards, labels, highlights, other players' cursors.
+
+The accessibility options reach it as attributes: ``left_handed`` mirrors the own tableau
+(``ui.table.mirror``), ``reduced_motion`` puts every card at its place at once (no flight),
+``high_visibility`` draws the cards bolder (``CardAtlas``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ui.table.layout import (
     compute_layout,
     placements,
 )
+from ui.table.mirror import left_handed as mirrored
 from ui.table.pointers import Pointers
 
 __all__ = ["TableView"]
@@ -57,6 +62,10 @@ class TableView:
         own_team: int,
         four_colour: bool = False,
         card_scale: float = 1.0,
+        *,
+        left_handed: bool = False,
+        reduced_motion: bool = False,
+        high_visibility: bool = False,
     ) -> None:
         self.window = window
         self.batch = batch
@@ -64,6 +73,9 @@ class TableView:
         self.own_team = own_team
         self.four_colour = four_colour
         self.card_scale = card_scale
+        self.left_handed = left_handed
+        self.reduced_motion = reduced_motion
+        self.high_visibility = high_visibility
         self.felt_group = Group(order=1, parent=parent)
         self.slot_group = Group(order=2, parent=parent)
         self.layers = [Group(order=10 + z, parent=parent) for z in range(_CARD_LAYERS)]
@@ -111,7 +123,13 @@ class TableView:
         self.sync(state, 0.0, animate=False)
 
     def staged_atlas(
-        self, width: int, height: int, state: State, four_colour: bool, card_scale: float
+        self,
+        width: int,
+        height: int,
+        state: State,
+        four_colour: bool,
+        card_scale: float,
+        high_visibility: bool = False,
     ) -> CardAtlas:
         """An atlas, not drawn yet, of the cards a view with this look would show (the caller
         draws it a few cards a frame, then hands it to the new view as its ``atlas``)."""
@@ -122,10 +140,13 @@ class TableView:
             self.table.back_colours,
             four_colour,
             staged=True,
+            high_visibility=high_visibility,
         )
 
     def sync(self, state: State, now: float, animate: bool = True) -> None:
-        """Move the sprites to where ``state`` puts the cards; changed places fly."""
+        """Move the sprites to where ``state`` puts the cards; changed places fly (unless
+        ``reduced_motion``: then they are there at once)."""
+        animate = animate and not self.reduced_motion
         layout = self.layout
         if layout is None:
             return
@@ -240,7 +261,10 @@ class TableView:
             placement = self.placed.get(key)
             if placement is not None and key in self.sprites:
                 current = self.shown[key]
-                if current != placement.rect:
+                if self.reduced_motion:
+                    self.sprites[key].group = self._layer(placement)
+                    self._show(key, placement.rect)
+                elif current != placement.rect:
                     self.flights[key] = _Flight(current, placement.rect, now, _LOCAL_FLIGHT * 1.6)
                     self.sprites[key].group = self.flying_group
 
@@ -285,13 +309,12 @@ class TableView:
     def _ensure_atlas(self) -> None:
         assert self.layout is not None
         sizes = _atlas_sizes(self.layout, self._unit())
-        if self.atlas is not None and self.atlas.matches(
-            sizes, self.table.back_colours, self.four_colour
-        ):
+        colours, bold = self.table.back_colours, self.high_visibility
+        if self.atlas is not None and self.atlas.matches(sizes, colours, self.four_colour, bold):
             return
         if self.atlas is not None:
             self.atlas.delete()
-        self.atlas = CardAtlas(self.window, sizes, self.table.back_colours, self.four_colour)
+        self.atlas = CardAtlas(self.window, sizes, colours, self.four_colour, high_visibility=bold)
 
     def _unit(self) -> float:
         """The window's pixels per UI unit: the cards are drawn into the atlas at the pixels
@@ -299,7 +322,7 @@ class TableView:
         return float(getattr(self.window, "unit", 1.0))
 
     def _layout(self, width: int, height: int, state: State, card_scale: float) -> TableLayout:
-        return compute_layout(
+        layout = compute_layout(
             width,
             height,
             len(self.table.team_names),
@@ -308,6 +331,7 @@ class TableView:
             card_scale,
             len(state.f_cards),
         )
+        return mirrored(layout) if self.left_handed else layout
 
     def _region(self, placement: Placement) -> Any:
         assert self.atlas is not None

@@ -49,6 +49,7 @@ def test_the_host_gives_a_team_a_head_start_and_the_table_shows_it(lan_harness: 
     names = [label.text for label in screen.view.felt._team_labels]
     assert names == [f"Ann  · {HEAD_START}"]
     assert not any(word in " ".join(names).lower() for word in LEVEL_WORDS)
+    assert "this round -20 ×1.5" in screen.hud.round_label.text
 
     # Stuck again and again: the round ends dead, and its scores show the multiplier.
     def scores_up() -> bool:

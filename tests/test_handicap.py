@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nerts_lan.rules.actions import MalformedError
 from nerts_lan.rules.codec import state_from_snapshot, state_snapshot
@@ -152,3 +154,38 @@ def test_table_settings_carry_handicaps_only_for_the_tables_teams() -> None:
     wire["settings"]["options"]["handicaps"] = {"Blue": {"work": 9}}
     with pytest.raises(MalformedError, match="handicap field 'work' must be from 3 to 6"):
         command_from_wire(wire)
+
+
+_HANDICAPS = st.builds(
+    Handicap,
+    pile=st.none() | st.integers(1, 40),
+    work=st.none() | st.integers(3, 6),
+    score=st.integers(100, 400),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_HANDICAPS, min_size=3, max_size=3), st.text(max_size=12))
+def test_any_handicaps_deal_whole_decks_the_same_everywhere(
+    handicaps: list[Handicap], seed: str
+) -> None:
+    options = Options(handicaps=tuple(zip(NAMES, handicaps)))
+    state = deal_round(_table(options), seed)
+    for name, handicap, tableau in zip(NAMES, handicaps, state.teams):
+        assert sorted(tableau.cards()) == list(range(52))
+        assert len(tableau.nerts) == (handicap.pile or 13)
+        assert len(tableau.work) == (handicap.work or 4)
+        assert options.handicap_of(name) == handicap
+    again = deal_round(_table(Options.from_wire(options.to_wire())), seed)
+    assert state_digest(again) == state_digest(state)
+    assert state_digest(state_from_snapshot(state_snapshot(state))) == state_digest(state)
+
+
+@given(st.integers(-200, 200), st.integers(100, 400))
+def test_the_multiplier_is_exact_and_never_deepens_a_loss(points: int, percent: int) -> None:
+    scaled = scaled_score(points, percent)
+    if points <= 0:
+        assert scaled == points
+    else:
+        # The nearest whole number to points x percent / 100, half a point rounding up.
+        assert scaled * 100 - 50 <= points * percent < scaled * 100 + 50

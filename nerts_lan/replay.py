@@ -76,6 +76,8 @@ class ReplaySession:
         folded = fold_log(records)
         rounds = folded.rounds
         problems = folded.problems(problem)
+        if not rounds and folded.ignored:  # say why: a table's Create refused, most likely
+            raise ValueError(f"the log holds no dealt round to replay: {problems[0]}")
         notice = "; ".join(problems) if problems else None
         viewer_team = None
         if rounds and writer is not None and writer in rounds[0].owners:

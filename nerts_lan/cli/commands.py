@@ -13,10 +13,11 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nerts_lan.cli.rules import options_from_args
+from nerts_lan.cli.rules import handicaps_from_args, options_from_args
 from nerts_lan.usage import UsageError
 
 if TYPE_CHECKING:
@@ -105,9 +106,11 @@ def run_host(args: argparse.Namespace) -> int:
     _require_headless(args, "host")
     peer = _peer_config(args, "host")
     with _usage_errors("host"):
+        options = options_from_args(args)
+        handicaps = handicaps_from_args(args.handicap, args.teams)
         table = TableSettings(
             args.table or f"{peer.name}'s table",
-            options_from_args(args),
+            replace(options, handicaps=handicaps),
             teams=args.teams,
             per_team=2 if args.partnership else 1,
             lost_seat=args.lost_seat,

@@ -9,7 +9,7 @@ from typing import Any
 
 from nerts_lan.bots.bot import LEVELS
 from nerts_lan.cli import commands, doctor, faults, sounds
-from nerts_lan.cli.rules import add_rule_options
+from nerts_lan.cli.rules import add_handicap_option, add_rule_options
 from nerts_lan.cli.stats import add_stats_options, run_stats
 from nerts_lan.lab.sim import DEFAULT_MAX_ACTIONS
 from nerts_lan.lan.advert import DEFAULT_PORT
@@ -220,6 +220,7 @@ def _add_host_options(parser: argparse.ArgumentParser) -> None:
         help="what happens to the seat of a player whose laptop vanishes",
     )
     add_rule_options(parser)
+    add_handicap_option(parser)
 
 
 def _add_join_options(parser: argparse.ArgumentParser) -> None:

@@ -20,8 +20,8 @@ headless peer prints one JSON object per line on standard output, each with an `
   a new match starts
 - ``seated`` (player, team: 1-based, once seated and again if it moves) / ``watching`` (round: a
   match is under way and this peer has no seat; it plays from a later deal if a seat frees up)
-- ``round_started`` (round, teams) / ``round_over`` (round, scores, state_hash, ending, caller)
-- ``match_over`` (totals, winner, differences)
+- ``round_started`` (round, teams; handicaps if any) / ``round_over`` (round, scores, state_hash,
+  ending, caller) / ``match_over`` (totals, winner, differences)
 - ``peer_went_silent`` (peer, name: its link went quiet, about a second) / ``peer_heard_again``
   (peer, name) / ``peer_gone`` (peer, players: it went silent and the table let it go, as after a
   crash or a lost link; its seats are now played by a bot or frozen) / ``peer_left`` (peer,
@@ -68,6 +68,7 @@ from nerts_lan.bots.bot import LEVELS
 from nerts_lan.headless.leaving import LeaveRequest
 from nerts_lan.headless.records import (
     found_record,
+    handicap_records,
     is_someone_elses_late_move,
     listed_record,
     membership_record,
@@ -317,7 +318,10 @@ def record_of(event: object) -> Record | None:
     if isinstance(event, RoundStarted):
         table = event.state.table
         teams = {name: list(players) for name, players in zip(table.team_names, table.team_players)}
-        return {"event": "round_started", "round": event.number, "teams": teams}
+        record: Record = {"event": "round_started", "round": event.number, "teams": teams}
+        if table.options.handicaps:
+            record["handicaps"] = handicap_records(event.state)
+        return record
     if isinstance(event, MatchEnded):
         match = event.match
         return {

@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from nerts_lan.lan.advert import TableInfo
+from nerts_lan.rules.state import State
 from nerts_lan.table.commands import Act, Sit
 from nerts_lan.table.session import (
     AddressChanged,
@@ -28,6 +29,7 @@ from nerts_lan.table.session import (
 
 __all__ = [
     "found_record",
+    "handicap_records",
     "is_someone_elses_late_move",
     "listed_record",
     "membership_record",
@@ -37,6 +39,21 @@ __all__ = [
 log = logging.getLogger("nerts_lan.headless.play")
 
 Record = dict[str, Any]
+
+
+def handicap_records(state: State) -> Record:
+    """Each handicapped team's deal (its nerts pile's size and work piles at the deal), its score
+    multiplier in whole percent and its neutral label, by team name."""
+    options = state.table.options
+    records: Record = {}
+    for name, handicap in options.handicaps:
+        records[name] = {
+            "pile": options.pile_of(name),
+            "work": options.work_of(name),
+            "score": handicap.score,
+            "label": handicap.label(options.pile, options.work),
+        }
+    return records
 
 
 def whereabouts_record(event: object) -> Record | None:

@@ -136,7 +136,10 @@ def table_from_json(data: dict[str, Any]) -> Table:
             raise MalformedError(f"team name {name!r} is used twice")
         names.append(name)
         players.append(_players(team, where, seen_players))
-    return Table(options, tuple(names), tuple(players))
+    try:
+        return Table(options, tuple(names), tuple(players))
+    except ValueError as error:
+        raise MalformedError(str(error)) from None
 
 
 def opening_from_json(table: Table, data: dict[str, Any]) -> State:
@@ -163,8 +166,8 @@ def layout_from_json(table: Table, teams_data: list[Any], foundations_data: Any)
     ``stuck``, and the ``foundations`` with their owners, checked as hostile input."""
     decks: list[set[int]] = [set() for _ in teams_data]
     tableaus = tuple(
-        _tableau(team, f"teams[{index}]", table.options.work, decks[index])
-        for index, team in enumerate(teams_data)
+        _tableau(team, f"teams[{index}]", table.options.work_of(name), decks[index])
+        for index, (team, name) in enumerate(zip(teams_data, table.team_names))
     )
     if not isinstance(foundations_data, list):
         raise MalformedError("'foundations' must be a list")
@@ -204,6 +207,9 @@ def _options(data: Any) -> Options:
         raise MalformedError("'options' must be an object")
     values: dict[str, Any] = {}
     for name, value in data.items():
+        if name == "handicaps":
+            values[name] = value
+            continue
         expected = _OPTION_TYPES.get(name)
         if expected is None:
             raise MalformedError(f"unknown option {name!r}")
@@ -212,7 +218,7 @@ def _options(data: Any) -> Options:
             raise MalformedError(f"option {name!r} must be {kind}")
         values[name] = value
     try:
-        return Options(**values)
+        return Options.from_wire(values)
     except ValueError as error:
         raise MalformedError(str(error)) from None
 

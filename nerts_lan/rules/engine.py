@@ -25,6 +25,7 @@ from typing import Final, NamedTuple, TypeVar
 from nerts_lan.rules.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
 from nerts_lan.rules.cards import DECK, card_color, card_rank
 from nerts_lan.rules.deal import deal_team
+from nerts_lan.rules.handicap import scaled_score
 from nerts_lan.rules.piles import ANY_FOUNDATION, NERTS, WASTE, Pile, work_pile
 from nerts_lan.rules.state import (
     Outcome,
@@ -53,8 +54,8 @@ def deal_round(table: Table, seed: str) -> State:
     """The opening state of a round: every team's deck dealt from the round ``seed``."""
     options = table.options
     teams = []
-    for index in range(len(table.team_names)):
-        nerts, work, stock = deal_team(seed, index, options.pile, options.work)
+    for index, name in enumerate(table.team_names):
+        nerts, work, stock = deal_team(seed, index, options.pile_of(name), options.work_of(name))
         teams.append(Tableau(nerts=nerts, work=work, stock=stock, waste=(), stuck=False))
     return State(table, tuple(teams))
 
@@ -130,7 +131,8 @@ def legal_actions(state: State, player: str) -> list[Action]:
 
 def round_scores(state: State) -> dict[str, int]:
     """Each team's score as things stand: +1 per own card on foundations, -2 per nerts card left,
-    and the caller bonus to the calling team."""
+    and the caller bonus to the calling team; a positive score then takes the team's handicap
+    multiplier (``scaled_score``: whole percent, half a point rounds up)."""
     table = state.table
     counts = [0] * len(table.team_names)
     for owners in state.f_owners:
@@ -143,6 +145,8 @@ def round_scores(state: State) -> dict[str, int]:
     if outcome is not None and outcome.caller is not None:
         caller_team = table.player_team[outcome.caller]
         scores[table.team_names[caller_team]] += table.options.caller_bonus
+    for name, handicap in table.options.handicaps:
+        scores[name] = scaled_score(scores[name], handicap.score)
     return scores
 
 

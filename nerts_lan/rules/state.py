@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Final, Literal
 
 from nerts_lan.rules.cards import DECK, card_rank
+from nerts_lan.rules.handicap import Handicap, check_team_name, handicaps_from_wire
 from nerts_lan.rules.piles import Pile
 
 __all__ = [
     "BACK_COLOURS",
+    "Handicap",
     "Options",
     "Outcome",
     "Rejection",
@@ -35,7 +37,11 @@ BACK_COLOURS: Final = ("red", "blue", "green", "purple", "orange", "teal", "brow
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """Table options (variants) chosen in the lobby; the defaults are docs/rules.md's."""
+    """Table options (variants) chosen in the lobby; the defaults are docs/rules.md's.
+
+    ``handicaps`` are (team name, ``Handicap``) pairs, kept sorted by name with default handicaps
+    dropped, so equal choices give equal options; the wire form has ``handicaps`` only when
+    there is one, which keeps a table without them byte-identical to before they existed."""
 
     flip: int = 3
     caller_bonus: int = 0
@@ -43,14 +49,16 @@ class Options:
     kings: bool = False
     pile: int = 13
     work: int = 4
+    handicaps: tuple[tuple[str, Handicap], ...] = ()
 
     def __post_init__(self) -> None:
         problem = _options_problem(self)
         if problem:
             raise ValueError(problem)
+        object.__setattr__(self, "handicaps", _normal_handicaps(self))
 
-    def to_wire(self) -> dict[str, int | bool]:
-        return {
+    def to_wire(self) -> dict[str, object]:
+        wire: dict[str, object] = {
             "flip": self.flip,
             "caller_bonus": self.caller_bonus,
             "target": self.target,
@@ -58,6 +66,42 @@ class Options:
             "pile": self.pile,
             "work": self.work,
         }
+        if self.handicaps:
+            wire["handicaps"] = {name: h.to_wire() for name, h in self.handicaps}
+        return wire
+
+    @classmethod
+    def from_wire(cls, data: object) -> Options:
+        """Options from their wire object; ``ValueError`` names the bad option."""
+        if not isinstance(data, dict):
+            raise ValueError("table options must be an object")
+        values = dict(data)
+        if "handicaps" in values:
+            values["handicaps"] = handicaps_from_wire(values["handicaps"])
+        unknown = sorted(str(k)[:20] for k in values if k not in _OPTION_NAMES)
+        if unknown:
+            raise ValueError(f"unknown option {unknown[0]!r}")
+        return cls(**values)
+
+    def handicap_of(self, team: str) -> Handicap:
+        """Team ``team``'s handicap (the default one if it has none)."""
+        return next((h for name, h in self.handicaps if name == team), _NO_HANDICAP)
+
+    def pile_of(self, team: str) -> int:
+        """The size of team ``team``'s nerts pile at the deal."""
+        pile = self.handicap_of(team).pile
+        return self.pile if pile is None else pile
+
+    def work_of(self, team: str) -> int:
+        """Team ``team``'s number of work piles."""
+        work = self.handicap_of(team).work
+        return self.work if work is None else work
+
+    def for_teams(self, teams: Iterable[str]) -> Options:
+        """These options with only the handicaps of ``teams`` (a round's seated teams)."""
+        names = set(teams)
+        kept = tuple(pair for pair in self.handicaps if pair[0] in names)
+        return self if kept == self.handicaps else replace(self, handicaps=kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +137,9 @@ class Table:
             object.__setattr__(self, "back_colours", BACK_COLOURS[: len(self.team_names)])
         elif len(self.back_colours) != len(self.team_names):
             raise ValueError("every team needs one back colour")
+        for name, _ in self.options.handicaps:
+            if name not in self.team_names:
+                raise ValueError(f"option 'handicaps' names {name!r}, not a team at this table")
         material = repr((self.options.to_wire(), self.team_names, self.team_players))
         object.__setattr__(self, "fingerprint", hashlib.sha256(material.encode()).digest()[:16])
 
@@ -352,6 +399,34 @@ def next_wanted(cards: Sequence[int]) -> int:
 
 def _names(cards: Iterable[int]) -> list[str]:
     return [str(DECK[c]) for c in cards]
+
+
+_OPTION_NAMES: Final = ("flip", "caller_bonus", "target", "kings", "pile", "work", "handicaps")
+_NO_HANDICAP: Final = Handicap()
+
+
+def _normal_handicaps(options: Options) -> tuple[tuple[str, Handicap], ...]:
+    """The handicaps sorted by team name, default ones dropped; ``ValueError`` for a bad one."""
+    pairs: object = options.handicaps
+    if not isinstance(pairs, tuple):
+        raise ValueError("option 'handicaps' must be (team, handicap) pairs")
+    seen: dict[str, Handicap] = {}
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], Handicap)):
+            raise ValueError("option 'handicaps' must be (team, handicap) pairs")
+        name, handicap = pair
+        check_team_name(name)
+        if name in seen:
+            raise ValueError(f"option 'handicaps' names team {name!r} twice")
+        seen[name] = handicap
+        pile = options.pile if handicap.pile is None else handicap.pile
+        work = options.work if handicap.work is None else handicap.work
+        if pile > 52 - work:
+            raise ValueError(
+                f"handicap of team {name!r}: a nerts pile of {pile} and {work} work piles "
+                "need more than 52 cards"
+            )
+    return tuple((name, seen[name]) for name in sorted(seen) if not seen[name].is_default)
 
 
 def _options_problem(options: Options) -> str | None:

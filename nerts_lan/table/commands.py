@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 from nerts_lan.rules.actions import MAX_NAME_LENGTH, Action, MalformedError
-from nerts_lan.rules.state import Options
+from nerts_lan.rules.state import BACK_COLOURS, Options
 
 __all__ = [
     "BOT_LEVELS",
@@ -69,6 +69,17 @@ class TableSettings:
             raise ValueError("a lost seat is played by a bot or frozen")
         if self.takeover_level not in BOT_LEVELS:
             raise ValueError(f"bot level must be one of {', '.join(BOT_LEVELS)}")
+        names = self.team_names
+        for team, _ in self.options.handicaps:
+            if team not in names:
+                raise ValueError(
+                    f"option 'handicaps' names {team!r}, not one of this table's teams"
+                )
+
+    @property
+    def team_names(self) -> tuple[str, ...]:
+        """The names of the table's teams in order (a round plays those with someone seated)."""
+        return tuple(colour.capitalize() for colour in BACK_COLOURS[: self.teams])
 
     @property
     def partnership(self) -> bool:
@@ -96,13 +107,14 @@ class TableSettings:
             raise MalformedError("table settings must be an object")
         options = data.get("options", {})
         if not isinstance(options, dict) or not all(
-            isinstance(v, (int, bool)) and isinstance(k, str) for k, v in options.items()
+            (isinstance(v, (int, bool)) or k == "handicaps") and isinstance(k, str)
+            for k, v in options.items()
         ):
             raise MalformedError("table options must map names to numbers or booleans")
         try:
             return cls(
                 name=checked_text(data.get("name"), "name", MAX_TABLE_NAME),
-                options=Options(**options),
+                options=Options.from_wire(options),
                 teams=data.get("teams", 4),
                 per_team=data.get("per_team", 1),
                 lost_seat=data.get("lost_seat", "bot"),

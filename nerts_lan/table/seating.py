@@ -120,9 +120,10 @@ class Seating:
     def table(self, options: Options, team_names: tuple[str, ...] | None = None) -> Table:
         """The round's table as the seats stand: team names, players and back colours."""
         teams = self.teams()
+        names = team_names if team_names is not None else self.team_names()
         return Table(
-            options,
-            team_names if team_names is not None else self.team_names(),
+            options.for_teams(names),
+            names,
             tuple(tuple(s.player for s in self.seats if s.team == t) for t in teams),
             tuple(BACK_COLOURS[t] for t in teams),
         )

@@ -233,3 +233,31 @@ def test_a_wrong_code_is_one_error_line_without_logging_noise(tmp_path: Path) ->
             wrong.stop()
     finally:
         host.stop()
+
+
+def test_a_joiners_deal_has_the_hosts_handicap(tmp_path: Path) -> None:
+    handicap = ["--teams", "2", "--handicap", "2=pile:10,work:5,score:150"]
+    host = PeerProcess(
+        headless("host", "Ann", "Head start table", *FAST, "--players", "2", *handicap),
+        tmp_path / "a",
+    )
+    peers = [host]
+    try:
+        host.wait_for("hosting")
+        bo = PeerProcess(
+            headless("join", "Bo", "Head start table", *FAST, "--team", "2", "--rounds", "1"),
+            tmp_path / "bo",
+        )
+        peers.append(bo)
+        started = bo.wait_for("round_started", timeout=60, round=1)
+        assert started["handicaps"] == {
+            "Blue": {"pile": 10, "work": 5, "score": 150, "label": "Pile 10 · +1 work pile · ×1.5"}
+        }
+        assert started["teams"]["Blue"] == ["Bo"]
+        assert host.wait_for("round_started", round=1)["handicaps"] == started["handicaps"]
+        assert bo.finish(90) == 0, bo.stderr[-2000:]
+        mine, theirs = (p.wait_for("round_over", round=1) for p in (host, bo))
+        assert mine["state_hash"] == theirs["state_hash"]
+    finally:
+        for peer in peers:
+            peer.stop()

@@ -21,6 +21,7 @@ from ui.kit.theme import SUIT_SYMBOLS
 __all__ = [
     "TABLE_PAUSED",
     "card_name",
+    "head_start",
     "move_sentence",
     "pile_name",
     "player_words",
@@ -118,6 +119,14 @@ def team_label(table: Table, team: int | str) -> str:
     index = table.team_names.index(team) if isinstance(team, str) else team
     players = table.team_players[index]
     return " & ".join(players) if players else table.team_names[index]
+
+
+def head_start(table: Table, team: int | str) -> str:
+    """A team's head start (its handicap, docs/rules.md) as the table shows it, in what it
+    does: "Pile 10 · +1 work pile · ×1.5"; empty for none."""
+    name = team if isinstance(team, str) else table.team_names[team]
+    options = table.options
+    return options.handicap_of(name).label(options.pile, options.work)
 
 
 def stocks_rotated(rotations: int) -> str:

@@ -16,6 +16,7 @@ from nerts_lan.table.lobby_view import LobbyView
 from ui.kit.geometry import Rect
 from ui.kit.theme import ACCENT, GOOD, TEXT_DIM, WARN, team_rgb
 from ui.kit.widgets import FormScreen, fit
+from ui.lobby.head_start import head_start_text
 from ui.lobby.provider import LobbyProvider
 
 __all__ = ["BOT_LEVELS", "TablePage"]
@@ -101,21 +102,31 @@ class TablePage:
         in_lobby = view.phase == "lobby"
         for team in range(settings.teams):
             seats = view.team(team)
+            head_start = head_start_text(settings.options, BACK_COLOURS[team].capitalize())
             colour = team_rgb(BACK_COLOURS[team])
             names = ", ".join(s.player + (" ✓" if _is_ready(view, s.owner) else "") for s in seats)
             form.items.append(_Swatch(form.batch, form.group, x, y - row_h / 2 + 4, colour))
+            lift = 6 if head_start else 0
             form.text(
-                BACK_COLOURS[team].capitalize(), x + 26, y - row_h / 2 + 4, size=15, bold=True
+                BACK_COLOURS[team].capitalize(),
+                x + 26,
+                y - row_h / 2 + 4 + lift,
+                size=15,
+                bold=True,
             )
             free = len(seats) < settings.per_team
             bx = x + _column(panel) - 200
             seated = form.text(
                 f"{len(seats)}/{settings.per_team}  {names or '(free)'}",
                 x + 120,
-                y - row_h / 2 + 4,
+                y - row_h / 2 + 4 + lift,
                 size=14,
             )
-            fit(seated, (bx if in_lobby and free else x + _column(panel)) - 8 - (x + 120))
+            room = (bx if in_lobby and free else x + _column(panel)) - 8 - (x + 120)
+            fit(seated, room)
+            if head_start:  # under the team's name and its players, clear of the buttons
+                start = form.text(head_start, x + 26, y - row_h / 2 - 11, size=11, colour=GOOD)
+                fit(start, room + 94)
             if in_lobby and free and (mine is None or mine.team != team):
                 form.button(
                     Rect(bx, y - row_h + 8, 100, row_h - 10), "Sit here", self._sitter(team)

@@ -30,6 +30,7 @@ from ui.kit.geometry import Rect
 from ui.kit.network_picker import draw_network, network_warning
 from ui.kit.theme import ACCENT, GOOD, TEXT_DIM, WARN
 from ui.kit.widgets import Button, FormScreen, Panel, TextField
+from ui.lobby.head_start import HeadStarts
 from ui.lobby.provider import HostRequest, ListedTable, LobbyProvider
 from ui.lobby.table_page import TablePage
 from ui.screen import Screen
@@ -83,6 +84,7 @@ class LobbyScreen(FormScreen, Screen):
         self.partnership = False
         self.flip = settings.flip
         self.target = 100
+        self.head_starts = HeadStarts()
         self.group = Group(order=0)
         self.text_group = Group(order=1)
         self.items: list[Any] = []
@@ -215,6 +217,7 @@ class LobbyScreen(FormScreen, Screen):
             y -= 50
             self.text(caption, x, y, size=15)
             self.button(Rect(x + 200, y - 17, 220, 34), value, action, on_back=back)
+        self.head_starts.build(self, x, y - 50, self.teams, self._rebuild)
         self.button(Rect(x, panel.y + 24, 200, 46), "Open table", self._open, (40, 120, 72))
         self.button(Rect(x + 220, panel.y + 24, 140, 46), "Back", self._back, (70, 70, 80))
 
@@ -266,9 +269,10 @@ class LobbyScreen(FormScreen, Screen):
 
     def _open(self) -> None:
         self._store_name()
+        starts = self.head_starts.handicaps(self.teams)
         request = HostRequest(
             self._table_name.strip() or f"{self.player}'s table",
-            Options(flip=self.flip, target=self.target),
+            Options(flip=self.flip, target=self.target, handicaps=starts),
             partnership=self.partnership,
             seats=self.teams,
             code=self.code,

@@ -16,6 +16,7 @@ from nerts_lan.rules.state import State, Table
 from ui.kit.atlas import SLOT, CardAtlas
 from ui.kit.theme import ACCENT, TEXT, TEXT_DIM, WARN, lighter, team_rgb
 from ui.kit.widgets import label
+from ui.kit.wording import head_start
 from ui.table.layout import PileRef, TableLayout, TeamArea
 
 __all__ = ["Felt"]
@@ -36,6 +37,11 @@ class Felt:
         self._slots: dict[PileRef, Any] = {}
         self._team_labels: list[Any] = []
         self._counts: dict[tuple[int, str], Any] = {}
+        self._names = tuple(
+            " & ".join(players) + (f"  · {start}" if (start := head_start(table, i)) else "")
+            for i, players in enumerate(table.team_players)
+        )
+        """Each team's name on the felt: its players, and its head start if it has one."""
 
     def build(self, layout: TableLayout, atlas: CardAtlas) -> None:
         """Lay everything out again for ``layout`` (the words come with ``update``)."""
@@ -66,7 +72,7 @@ class Felt:
         for area, team_label in zip(layout.teams, self._team_labels):
             team = area.team
             tableau = state.teams[team]
-            self._name(team_label, " & ".join(self.table.team_players[team]), tableau.stuck)
+            self._name(team_label, self._names[team], tableau.stuck)
             # Only empty piles show their slot: a slot under cards would cost fill for nothing.
             piles = ((NERTS, tableau.nerts), (STOCK, tableau.stock), (WASTE, tableau.waste))
             work = ((work_pile(i), cards) for i, cards in enumerate(tableau.work))

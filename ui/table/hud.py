@@ -13,6 +13,7 @@ from typing import Any
 from pyglet.graphics import Group
 
 from nerts_lan.rules.engine import round_scores
+from nerts_lan.rules.handicap import multiplier_text
 from nerts_lan.rules.scoring import Match
 from nerts_lan.rules.state import State, Table
 from ui.kit.geometry import Rect
@@ -139,7 +140,9 @@ def round_line(round_number: int, table: Table, state: State, match: Match, team
     """The round's number, ``team``'s score in it so far, and its match total of the target."""
     scores = round_scores(state)
     mine = table.team_names[team]
+    percent = table.options.handicap_of(mine).score
+    times = "" if percent == 100 else f" {multiplier_text(percent)}"
     return (
-        f"Round {round_number}   this round {scores[mine]:+d}   "
+        f"Round {round_number}   this round {scores[mine]:+d}{times}   "
         f"match {match.totals.get(mine, 0)} / {table.options.target}"
     )

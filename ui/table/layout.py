@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from nerts_lan.rules.piles import ANY_FOUNDATION as ANY_FOUNDATION_PILE
@@ -196,18 +196,18 @@ def compute_layout(
     height: int,
     teams: int,
     own: int,
-    work: int = 4,
+    work: int | Sequence[int] = 4,
     card_scale: float = 1.0,
     foundations: int = 0,
 ) -> TableLayout:
     """Place the table for a window of ``width`` x ``height`` pixels.
 
-    ``own`` is the local team's index; ``work`` the number of work piles; ``card_scale`` (0.5 to
-    1) shrinks the local cards from the largest that fit; ``foundations`` is how many exist, for
-    when more than four per team have been started (the kings option).
+    ``own`` is the local team's index; ``work`` the number of work piles (or each team's, with
+    handicaps); ``card_scale`` (0.5 to 1) shrinks the local cards from the largest that fit;
+    ``foundations`` is how many exist, for more than four per team (the kings option).
     """
-    width = max(int(width), 160)
-    height = max(int(height), 120)
+    counts = (work,) * teams if isinstance(work, int) else tuple(work)
+    work, width, height = max(counts), max(int(width), 160), max(int(height), 120)
     margin = max(6.0, 0.012 * min(width, height))
     span = _row_span(work)
 
@@ -243,7 +243,7 @@ def compute_layout(
         width,
         height,
         own,
-        tuple(areas[team] for team in range(teams)),
+        tuple(_with_work(areas[team], counts[team]) for team in range(teams)),
         center,
         f_h * CARD_ASPECT,
         f_h,
@@ -251,6 +251,11 @@ def compute_layout(
         rows,
         Rect(margin, band_h + margin * 0.5, width - 2 * margin, strip_h),
     )
+
+
+def _with_work(area: TeamArea, work: int) -> TeamArea:
+    """``area`` with only its first ``work`` work piles (a team with fewer than the most)."""
+    return area if len(area.work) == work else replace(area, work=area.work[:work])
 
 
 def _other_areas(

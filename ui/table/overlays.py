@@ -9,6 +9,7 @@ from typing import Any
 from pyglet import shapes
 from pyglet.graphics import Group
 
+from nerts_lan.rules.handicap import multiplier_text
 from nerts_lan.rules.scoring import Match
 from nerts_lan.rules.state import State, Table
 from nerts_lan.table.replica import RoundEnded
@@ -424,7 +425,7 @@ class ScoreOverlay(Overlay):
                 (str(played[i]), 250),
                 (str(len(state.teams[i].nerts)), 340),
                 (f"+{bonus}" if bonus else "–", 450),
-                (f"{scores[name]:+d}", 530),
+                (f"{scores[name]:+d}{_multiplier(table, name)}", 530),
                 (str(totals[name]), 620),
             ]
             for value, offset in cells:
@@ -533,3 +534,9 @@ class ScoreOverlay(Overlay):
             self.items.append(
                 shapes.Circle(px, py, 4, color=colour, batch=self.batch, group=self.text_group)
             )
+
+
+def _multiplier(table: Table, team: str) -> str:
+    """`` ×1.5`` beside the round's score of a team whose handicap multiplies it."""
+    percent = table.options.handicap_of(team).score
+    return "" if percent == 100 else f" {multiplier_text(percent)}"

@@ -327,7 +327,7 @@ class TableView:
             height,
             len(self.table.team_names),
             self.own_team,
-            self.table.options.work,
+            tuple(self.table.options.work_of(name) for name in self.table.team_names),
             card_scale,
             len(state.f_cards),
         )

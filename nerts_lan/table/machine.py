@@ -463,7 +463,7 @@ class TableMachine:
             self.round_table = self.seating.table(table.options, table.team_names)
         self.phase = TablePhase.PLAYING
         state = deal_round(self.round_table, seed)
-        self.replica = Replica(state, self.local_peer, self._authorize, self._rank)
+        self.replica = Replica(state, self.local_peer, self._authorize, self._rank, table_time=True)
         self._events.append(RoundStarted(self.round_number, self.replica.view))
         self._events.append(LobbyChanged())
 
@@ -511,7 +511,9 @@ class TableMachine:
         if data["state"] is not None:
             stable = state_from_snapshot(data["state"])
             self.round_table = stable.table
-            self.replica = Replica(stable, self.local_peer, self._authorize, self._rank)
+            self.replica = Replica(
+                stable, self.local_peer, self._authorize, self._rank, table_time=True
+            )
         elif self.match is not None and self.settings is not None:
             self.round_table = self.seating.table(self.settings.options, self.match.team_names)
 

@@ -32,6 +32,7 @@ from nerts_lan.rules.engine import apply, replay, round_scores
 from nerts_lan.rules.state import Outcome, Rejection, RejectionKind, State, state_digest
 
 __all__ = [
+    "MAX_RACE_MARGIN_US",
     "ActionApplied",
     "ActionRejected",
     "EntryKey",
@@ -50,6 +51,12 @@ Ranking: TypeAlias = Callable[[EntryKey], tuple[Any, ...]]
 """An entry's place in the log, from its key: the log is in ascending rank. At a table it is the
 ordering core's (``OrderingCore.rank``): equal timestamps are ordered by a draw, not by peer id,
 so comparing keys would put some ties the wrong way round."""
+
+
+MAX_RACE_MARGIN_US = 10_000_000
+"""The longest margin a lost race is told with (10 s): a wider gap between the two keys'
+timestamps is not table time on both sides (a peer not yet synchronised stamps with a
+Lamport counter alone, docs/protocol.md "Clocks and table time"), so no margin is said."""
 
 
 def by_key(key: EntryKey) -> EntryKey:
@@ -74,7 +81,9 @@ class ActionRejected:
     ``kind`` says why, for a program to branch on; ``reason`` says it for people. A kind of
     ``LOST_RACE`` means the action had counted in the view until another player's
     earlier-ordered action arrived and took its place (its card goes back): ``lost_race_to``
-    names that player.
+    names that player, ``winner_key`` is that action's entry key and ``margin_us`` how much
+    earlier it was stamped, in microseconds of table time (``key[0] - winner_key[0]``), or None
+    when the keys are not table time (practice counts its entries) or too far apart to be.
     """
 
     key: EntryKey
@@ -83,6 +92,8 @@ class ActionRejected:
     local: bool
     kind: RejectionKind = RejectionKind.ILLEGAL
     lost_race_to: str | None = None
+    winner_key: EntryKey | None = None
+    margin_us: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +108,9 @@ class RoundEnded:
 
 ReplicaEvent: TypeAlias = ActionApplied | ActionRejected | RoundEnded
 
+_Cause: TypeAlias = tuple[EntryKey, "Action | None"]
+"""The entry whose arrival rebuilt the view: its key and its action (None: malformed)."""
+
 
 class Replica:
     """One peer's copy of a round: stable state, pending tail and the optimistic view."""
@@ -107,14 +121,19 @@ class Replica:
         local_peer: str,
         authorize: Callable[[str, Action], str | None] | None = None,
         rank: Ranking = by_key,
+        *,
+        table_time: bool = False,
     ) -> None:
         """``authorize(peer, action)`` returns None when ``peer`` may make ``action``, else the
         reason it may not (a peer acts only for the players it controls); it is asked again when
         an entry becomes stable, so it must answer from the stable log up to that entry.
-        ``rank`` places the pending entries (the table's: the core's rank)."""
+        ``rank`` places the pending entries (the table's: the core's rank). ``table_time``: the
+        keys' timestamps are the core's table time in microseconds, so a lost race can say by
+        how much (practice's are a counter)."""
         self.local_peer = local_peer
         self._authorize = authorize
         self._rank = rank
+        self._table_time = table_time
         self._stable = initial
         self._stable_count = 0
         self._last_stable_key: EntryKey | None = None
@@ -180,7 +199,7 @@ class Replica:
             self._results.append(result)
             return [self._event(key, action, result, local)]
         self._results.insert(position, None)
-        return self._rebuild(compare_from=position + 1, inserted=position, cause=action)
+        return self._rebuild(compare_from=position + 1, inserted=position, cause=(key, action))
 
     def settle(self, key: EntryKey, payload: Any) -> list[ReplicaEvent]:
         """The round's next stable entry, as the core's stable stream gives it: in the core's
@@ -263,7 +282,7 @@ class Replica:
         if not self._keys:
             self._view = self._stable
             return events
-        return events + self._rebuild(compare_from=0, inserted=None, cause=action)
+        return events + self._rebuild(compare_from=0, inserted=None, cause=(key, action))
 
     def _round_end(self) -> list[ReplicaEvent]:
         """The round's end, once, when the stable state is over."""
@@ -289,10 +308,11 @@ class Replica:
         return None, after
 
     def _rebuild(
-        self, compare_from: int, inserted: int | None, cause: Action | None
+        self, compare_from: int, inserted: int | None, cause: _Cause | None
     ) -> list[ReplicaEvent]:
         """Replay the pending tail from the stable state: an event for the ``inserted`` entry and
-        for every entry from ``compare_from`` on whose result changed."""
+        for every entry from ``compare_from`` on whose result changed (``cause``: the entry that
+        arrived and made the rebuild, None for a retraction)."""
         self.rebuilds += 1
         state = self._stable
         events: list[ReplicaEvent] = []
@@ -307,10 +327,38 @@ class Replica:
                     if result is None and action is not None:
                         events.append(ActionApplied(key, action, local))
                     elif result is not None:
-                        events.append(_rejected_by_reorder(key, action, result, local, cause))
+                        events.append(self._reordered(key, action, result, local, cause))
             self._results[index] = result
         self._view = state
         return events
+
+    def _reordered(
+        self,
+        key: EntryKey,
+        action: Action | None,
+        result: Rejection,
+        local: bool,
+        cause: _Cause | None,
+    ) -> ActionRejected:
+        """An entry that counted no longer does: it lost a race to ``cause``, an entry that
+        arrived and sorts before it (None: an entry was retracted, and the rules now refuse
+        it). The winner's key and the margin come from the keys alone: the same on every peer."""
+        if cause is None or cause[1] is None:
+            return ActionRejected(key, action, result.reason, local, result.kind)
+        winner_key, winner = cause
+        margin: int | None = key[0] - winner_key[0]
+        if not self._table_time or not 0 <= margin <= MAX_RACE_MARGIN_US:
+            margin = None
+        return ActionRejected(
+            key,
+            action,
+            result.reason,
+            local,
+            RejectionKind.LOST_RACE,
+            lost_race_to=winner.by,
+            winner_key=winner_key,
+            margin_us=margin,
+        )
 
     @staticmethod
     def _event(
@@ -321,18 +369,6 @@ class Replica:
         if result is None:
             return ActionRejected(key, action, "malformed action", local, RejectionKind.MALFORMED)
         return ActionRejected(key, action, result.reason, local, result.kind)
-
-
-def _rejected_by_reorder(
-    key: EntryKey, action: Action | None, result: Rejection, local: bool, cause: Action | None
-) -> ActionRejected:
-    """An entry that counted no longer does: it lost a race to ``cause``, an action that arrived
-    and sorts before it (None: an entry was retracted, and the rules now refuse it)."""
-    if cause is None:
-        return ActionRejected(key, action, result.reason, local, result.kind)
-    return ActionRejected(
-        key, action, result.reason, local, RejectionKind.LOST_RACE, lost_race_to=cause.by
-    )
 
 
 def _decode(payload: Any) -> tuple[Action | None, str]:

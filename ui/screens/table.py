@@ -45,6 +45,7 @@ from ui.table.news import TableNews
 from ui.table.overlays import Overlay, ScoreOverlay
 from ui.table.panels import Panels
 from ui.table.pause_banner import PauseBanner
+from ui.table.race_flash import lost_race_card
 from ui.table.restyle import Restyle, changes_look
 from ui.table.scoreboard import Scoreboard, coach_lines
 from ui.table.view import TableView
@@ -225,12 +226,7 @@ class TableScreen(Screen):
         elif isinstance(event, ActionRejected):
             self._changed = True
             if event.local:
-                self.sounds.play("refused")
-                state = self.session.view
-                why = wording.refusal(
-                    event.action, state, event.kind, event.reason, event.lost_race_to
-                )
-                self.say(MessageKind.REFUSAL, why)
+                _refused(self, event)
         elif isinstance(event, RoundEnded):
             self._changed = True
             self.messages.clear(MessageKind.ROUND, MessageKind.HINT)
@@ -460,6 +456,24 @@ class TableScreen(Screen):
 
     def _leaving_asks(self) -> bool:
         return not self.read_only and not self.match_over
+
+
+def _refused(screen: TableScreen, event: ActionRejected) -> None:
+    """A move of the player's refused: a sound, why in their words, and the card of a race
+    lost flashing in the winner's seat colour."""
+    screen.sounds.play("refused")
+    why = wording.refusal(
+        event.action,
+        screen.session.view,
+        event.kind,
+        event.reason,
+        event.lost_race_to,
+        event.margin_us,
+    )
+    screen.say(MessageKind.REFUSAL, why)
+    flash = lost_race_card(screen.session.table, screen.team, event)
+    if flash is not None:
+        screen.view.flash(*flash, screen.now)
 
 
 def _seat(session: Session) -> tuple[str, int, bool]:

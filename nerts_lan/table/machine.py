@@ -254,7 +254,12 @@ class TableMachine:
 
     def snapshot(self) -> dict[str, Any]:
         """The whole stable table as plain data (for a peer that catches up, and for hashing)."""
-        resumed = {"resumed_from": self.resumed_from} if self.resumed_from is not None else {}
+        resumed: dict[str, Any] = {}
+        if self.resumed_from is not None:
+            resumed["resumed_from"] = self.resumed_from
+        reacted = self.replica.stable_reacted if self.replica else {}
+        if reacted:  # who reacted lately: the next reaction's rate limit
+            resumed["reacted"] = sorted([player, at] for player, at in reacted.items())
         return {
             **resumed,
             "settings": self.settings.to_wire() if self.settings else None,
@@ -511,8 +516,17 @@ class TableMachine:
         if data["state"] is not None:
             stable = state_from_snapshot(data["state"])
             self.round_table = stable.table
+            reacted = {
+                checked_text(p, "reacted", MAX_NAME_LENGTH): int(t)
+                for p, t in data.get("reacted", [])
+            }
             self.replica = Replica(
-                stable, self.local_peer, self._authorize, self._rank, table_time=True
+                stable,
+                self.local_peer,
+                self._authorize,
+                self._rank,
+                table_time=True,
+                reacted=reacted,
             )
         elif self.match is not None and self.settings is not None:
             self.round_table = self.seating.table(self.settings.options, self.match.team_names)

@@ -16,6 +16,10 @@ rebuilt from the stable state (cheap: states share their piles). Every change is
 events, the same for local and remote actions: an action applied, an action that lost a race and
 now stands rejected (its card goes back), and the round's end once it is stable.
 
+A reaction (``React``) is an entry like any other and changes no state; the fold also keeps each
+player's last accepted reaction, so that one too soon after it is refused by the log's timestamps
+(``nerts_lan.rules.reactions``: only when the keys are table time; practice's count entries).
+
 Payloads from the network are hostile: a payload that is not a valid action is kept in the log as
 a rejected entry (identically on every peer), never an exception.
 """
@@ -27,8 +31,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from nerts_lan.rules.actions import ACTION_TYPES, Action, MalformedError, action_from_wire
+from nerts_lan.rules.actions import (
+    ACTION_TYPES,
+    Action,
+    MalformedError,
+    React,
+    action_from_wire,
+)
 from nerts_lan.rules.engine import apply, replay, round_scores
+from nerts_lan.rules.reactions import Reacted, react
 from nerts_lan.rules.state import Outcome, Rejection, RejectionKind, State, state_digest
 
 __all__ = [
@@ -123,18 +134,22 @@ class Replica:
         rank: Ranking = by_key,
         *,
         table_time: bool = False,
+        reacted: Reacted | None = None,
     ) -> None:
         """``authorize(peer, action)`` returns None when ``peer`` may make ``action``, else the
         reason it may not (a peer acts only for the players it controls); it is asked again when
         an entry becomes stable, so it must answer from the stable log up to that entry.
         ``rank`` places the pending entries (the table's: the core's rank). ``table_time``: the
         keys' timestamps are the core's table time in microseconds, so a lost race can say by
-        how much (practice's are a counter)."""
+        how much, and reactions are limited by them (practice's are a counter). ``reacted``: the
+        last accepted reaction of each player in the log before ``initial`` (a snapshot's)."""
         self.local_peer = local_peer
         self._authorize = authorize
         self._rank = rank
         self._table_time = table_time
         self._stable = initial
+        self._stable_reacted: Reacted = dict(reacted or {})
+        self._view_reacted: Reacted = self._stable_reacted
         self._stable_count = 0
         self._last_stable_key: EntryKey | None = None
         self._keys: list[EntryKey] = []
@@ -156,6 +171,11 @@ class Replica:
     def stable(self) -> State:
         """The state of the stable prefix, identical on every peer."""
         return self._stable
+
+    @property
+    def stable_reacted(self) -> Reacted:
+        """Each player's last accepted reaction in the stable log: its timestamp."""
+        return self._stable_reacted
 
     @property
     def stable_count(self) -> int:
@@ -194,8 +214,9 @@ class Replica:
         self._actions.insert(position, action)
         self._malformed.insert(position, malformed)
         if position == len(self._keys) - 1:
-            result, after = self._result(self._view, key, action, malformed)
-            self._view = after
+            result, self._view, self._view_reacted = self._result(
+                self._view, self._view_reacted, key, action, malformed
+            )
             self._results.append(result)
             return [self._event(key, action, result, local)]
         self._results.insert(position, None)
@@ -260,12 +281,12 @@ class Replica:
 
     def _stabilize_first(self, count: int) -> None:
         """The first ``count`` pending entries are stable now (the view does not change)."""
-        state = self._stable
+        state, reacted = self._stable, self._stable_reacted
         for key, action, malformed in zip(
             self._keys[:count], self._actions[:count], self._malformed[:count]
         ):
-            state = self._result(state, key, action, malformed)[1]
-        self._stable = state
+            _, state, reacted = self._result(state, reacted, key, action, malformed)
+        self._stable, self._stable_reacted = state, reacted
         self._stable_count += count
         self._last_stable_key = self._keys[count - 1]
         del self._keys[:count], self._ranks[:count], self._actions[:count]
@@ -275,12 +296,14 @@ class Replica:
         """Fold a stable entry that was not pending (everything pending ranks after it): its
         event, and the view replayed on the new stable state if anything is pending."""
         action, malformed = _decode(payload)
-        result, self._stable = self._result(self._stable, key, action, malformed)
+        result, self._stable, self._stable_reacted = self._result(
+            self._stable, self._stable_reacted, key, action, malformed
+        )
         self._stable_count += 1
         self._last_stable_key = key
         events = [self._event(key, action, result, key[1] == self.local_peer)]
         if not self._keys:
-            self._view = self._stable
+            self._view, self._view_reacted = self._stable, self._stable_reacted
             return events
         return events + self._rebuild(compare_from=0, inserted=None, cause=(key, action))
 
@@ -293,19 +316,30 @@ class Replica:
         return []
 
     def _result(
-        self, state: State, key: EntryKey, action: Action | None, malformed: str
-    ) -> tuple[Rejection | None, State]:
-        """An entry's result at ``state``, and the state after it."""
+        self,
+        state: State,
+        reacted: Reacted,
+        key: EntryKey,
+        action: Action | None,
+        malformed: str,
+    ) -> tuple[Rejection | None, State, Reacted]:
+        """An entry's result at ``state`` (with the players' last reactions ``reacted``), and
+        the state and reactions after it."""
         if action is None:
-            return Rejection(malformed, RejectionKind.MALFORMED), state
+            return Rejection(malformed, RejectionKind.MALFORMED), state, reacted
         if self._authorize is not None:
             refusal = self._authorize(key[1], action)
             if refusal is not None:
-                return Rejection(refusal, RejectionKind.NOT_YOUR_SEAT), state
+                return Rejection(refusal, RejectionKind.NOT_YOUR_SEAT), state, reacted
         after = apply(state, action)
         if isinstance(after, Rejection):
-            return after, state
-        return None, after
+            return after, state, reacted
+        if isinstance(action, React) and self._table_time:
+            limited = react(reacted, action.by, key[0])
+            if isinstance(limited, Rejection):
+                return limited, state, reacted
+            reacted = limited
+        return None, after, reacted
 
     def _rebuild(
         self, compare_from: int, inserted: int | None, cause: _Cause | None
@@ -314,10 +348,12 @@ class Replica:
         for every entry from ``compare_from`` on whose result changed (``cause``: the entry that
         arrived and made the rebuild, None for a retraction)."""
         self.rebuilds += 1
-        state = self._stable
+        state, reacted = self._stable, self._stable_reacted
         events: list[ReplicaEvent] = []
         for index, (key, action) in enumerate(zip(self._keys, self._actions)):
-            result, state = self._result(state, key, action, self._malformed[index])
+            result, state, reacted = self._result(
+                state, reacted, key, action, self._malformed[index]
+            )
             local = key[1] == self.local_peer
             if index == inserted:
                 events.append(self._event(key, action, result, local))
@@ -329,7 +365,7 @@ class Replica:
                     elif result is not None:
                         events.append(self._reordered(key, action, result, local, cause))
             self._results[index] = result
-        self._view = state
+        self._view, self._view_reacted = state, reacted
         return events
 
     def _reordered(
@@ -343,12 +379,12 @@ class Replica:
         """An entry that counted no longer does: it lost a race to ``cause``, an entry that
         arrived and sorts before it (None: an entry was retracted, and the rules now refuse
         it). The winner's key and the margin come from the keys alone: the same on every peer."""
-        if cause is None or cause[1] is None:
+        winner = None if cause is None else cause[1]
+        if cause is None or winner is None:
             return ActionRejected(key, action, result.reason, local, result.kind)
-        winner_key, winner = cause
-        margin: int | None = key[0] - winner_key[0]
-        if not self._table_time or not 0 <= margin <= MAX_RACE_MARGIN_US:
-            margin = None
+        winner_key = cause[0]
+        gap = key[0] - winner_key[0]
+        margin = gap if self._table_time and 0 <= gap <= MAX_RACE_MARGIN_US else None
         return ActionRejected(
             key,
             action,

@@ -107,3 +107,34 @@ def test_practice_counts_its_entries_so_no_rate_limit_applies() -> None:
 
 def test_a_reaction_from_someone_not_at_the_table_is_refused() -> None:
     assert apply(STATE, React("zed", "gg")).kind is RejectionKind.NOT_AT_TABLE  # type: ignore[union-attr]
+
+
+def test_at_a_table_every_peer_takes_and_prints_the_same_reactions() -> None:
+    from nerts_lan.headless.play import record_of
+    from nerts_lan.table.commands import Act
+    from nerts_lan.table.machine import TableMachine
+    from tests.test_table import Log, _kitchen, _start
+
+    log = _kitchen(Log(["a", "b", "c"]))
+    _start(log)
+    number = log.machines["a"].round_number
+    for clock, peer, player, say in [
+        (10 * SECOND, "b", "Bo", "wow"),
+        (10 * SECOND + 100, "c", "Bo", "gg"),  # Cy's laptop does not play Bo: refused
+        (10 * SECOND + 500_000, "b", "Bo", "nice"),  # half a second after Bo's last: refused
+        (12 * SECOND, "a", "Ann", "hot"),
+    ]:
+        log.clock = clock - 1
+        log.post(peer, Act.of(number, React(player, say)))
+    for peer, machine in log.machines.items():
+        printed = [record_of(event) for event in log.events[peer]]
+        assert [line for line in printed if line and line["event"] == "reaction"] == [
+            {"event": "reaction", "player": "Bo", "says": "wow"},
+            {"event": "reaction", "player": "Ann", "says": "hot"},
+        ], peer
+        assert machine.digest() == log.machines["a"].digest()
+    # A peer that catches up from a snapshot knows who reacted lately, as the others do.
+    snapshot = log.machines["a"].snapshot()
+    caught_up = TableMachine.from_snapshot("d", snapshot)
+    assert caught_up.replica is not None
+    assert caught_up.replica.stable_reacted == {"Bo": 10 * SECOND, "Ann": 12 * SECOND}

@@ -21,7 +21,8 @@ headless peer prints one JSON object per line on standard output, each with an `
 - ``seated`` (player, team: 1-based, once seated and again if it moves) / ``watching`` (round: a
   match is under way and this peer has no seat; it plays from a later deal if a seat frees up)
 - ``round_started`` (round, teams) / ``round_over`` (round, scores, state_hash, ending, caller)
-- ``match_over`` (totals, winner, differences)
+- ``match_over`` (totals, winner, differences) / ``reaction`` (player, says: a reaction the table
+  took, such as ``nice``; another player's or this peer's own)
 - ``peer_went_silent`` (peer, name: its link went quiet, about a second) / ``peer_heard_again``
   (peer, name) / ``peer_gone`` (peer, players: it went silent and the table let it go, as after a
   crash or a lost link; its seats are now played by a bot or frozen) / ``peer_left`` (peer,
@@ -71,6 +72,7 @@ from nerts_lan.headless.records import (
     is_someone_elses_late_move,
     listed_record,
     membership_record,
+    reaction_record,
     whereabouts_record,
 )
 from nerts_lan.history.store import record_new_logs
@@ -326,7 +328,7 @@ def record_of(event: object) -> Record | None:
             "winner": match.winner,
             "differences": match.differences(),
         }
-    return whereabouts_record(event) or membership_record(event)
+    return whereabouts_record(event) or membership_record(event) or reaction_record(event)
 
 
 def round_over_record(number: int, ended: RoundEnded) -> Record:

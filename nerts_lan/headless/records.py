@@ -1,6 +1,6 @@
 """The JSON lines a headless peer prints for how its table and its laptop fare: members that go
-silent, leave, come back, a table that pauses, and a laptop that moves or sleeps; and the lines
-of a table found (the list is in ``nerts_lan.headless.play``'s docstring)."""
+silent, leave, come back, a table that pauses, a player's reaction, and a laptop that moves or
+sleeps; and the lines of a table found (the list is in ``nerts_lan.headless.play``'s docstring)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import logging
 from typing import Any
 
 from nerts_lan.lan.advert import TableInfo
+from nerts_lan.rules.actions import React
 from nerts_lan.table.commands import Act, Sit
+from nerts_lan.table.replica import ActionApplied
 from nerts_lan.table.session import (
     AddressChanged,
     Away,
@@ -31,12 +33,21 @@ __all__ = [
     "is_someone_elses_late_move",
     "listed_record",
     "membership_record",
+    "reaction_record",
     "whereabouts_record",
 ]
 
 log = logging.getLogger("nerts_lan.headless.play")
 
 Record = dict[str, Any]
+
+
+def reaction_record(event: object) -> Record | None:
+    """``reaction`` (player, says: its wire name, such as ``nice``): a reaction the table took,
+    another player's or this peer's own."""
+    if isinstance(event, ActionApplied) and isinstance(event.action, React):
+        return {"event": "reaction", "player": event.action.by, "says": event.action.say}
+    return None
 
 
 def whereabouts_record(event: object) -> Record | None:

@@ -137,6 +137,7 @@ _REFUSAL_WORDS: Final = {
     RejectionKind.NOT_AT_TABLE: "You are watching this match",
     RejectionKind.NOT_YOUR_SEAT: "That seat is not yours",
     RejectionKind.MALFORMED: "That move could not be read",
+    RejectionKind.TOO_SOON: "One reaction a second, please",
 }
 
 

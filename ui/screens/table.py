@@ -46,6 +46,7 @@ from ui.table.overlays import Overlay, ScoreOverlay
 from ui.table.panels import Panels
 from ui.table.pause_banner import PauseBanner
 from ui.table.race_flash import lost_race_card
+from ui.table.reactions import ReactionBoard, reaction_key
 from ui.table.restyle import Restyle, changes_look
 from ui.table.scoreboard import Scoreboard, coach_lines
 from ui.table.view import TableView
@@ -116,6 +117,7 @@ class TableScreen(Screen):
         self.last_events: list[Any] = []
         self.pointer, self.keys = PointerControl(self), KeyControl(self)
         self.hud = Hud(batch, Group(order=200), Group(order=201))
+        self.reactions = ReactionBoard(batch, Group(order=205))  # by their senders' piles
         self.messages = MessageBoard()
         """What the game tells the player; shown in the HUD's message strip (see ``say``)."""
         self._rotations_seen = session.view.rotations
@@ -156,6 +158,8 @@ class TableScreen(Screen):
             self.dirty = True
         self._advance_restyle()
         self.messages.expire(now)
+        if self.reactions.expire(now):
+            self.dirty = True
         if self.hud.strip.show(self.messages.visible()):
             self.dirty = True
         moving = self.view.update(now)
@@ -168,6 +172,7 @@ class TableScreen(Screen):
         layout = self.view.layout
         assert layout is not None
         self.shown = placements(layout, self.session.view)
+        self.reactions.clear()
         self._build_hud(width, height)
         self.hud.place_messages(layout, self.messages.visible())
         self._refresh_hud()
@@ -181,6 +186,7 @@ class TableScreen(Screen):
         self.view.delete()
         self.restyle.delete()
         self.hud.delete()
+        self.reactions.clear()
         self.scoreboard.delete()
         self.pause_banner.hide()
         self.panels.delete()
@@ -209,7 +215,8 @@ class TableScreen(Screen):
         self.pointer.release()
 
     def on_key_press(self, symbol: int, modifiers: int) -> None:
-        self.keys.press(symbol)
+        if not reaction_key(self, symbol, modifiers):  # Shift+1-5: a reaction
+            self.keys.press(symbol)
 
     def on_text(self, text: str) -> None:
         self.keys.text(text)
@@ -223,6 +230,7 @@ class TableScreen(Screen):
             self._changed = True
             if event.local:
                 self.sounds.play_move(event.action)
+            self.reactions.applied(event, self.view.layout, self.session.table, self.now)
         elif isinstance(event, ActionRejected):
             self._changed = True
             if event.local:
@@ -248,6 +256,7 @@ class TableScreen(Screen):
         if isinstance(self.overlay, ScoreOverlay):
             self.panels.close()
         self.marking.new_round()
+        self.reactions.new_round()
         if event.number > 1:
             self._end_guide()  # the guide is for the first round
         self.messages.clear()

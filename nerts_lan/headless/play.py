@@ -21,8 +21,7 @@ headless peer prints one JSON object per line on standard output, each with an `
 - ``seated`` (player, team: 1-based, once seated and again if it moves) / ``watching`` (round: a
   match is under way and this peer has no seat; it plays from a later deal if a seat frees up)
 - ``round_started`` (round, teams) / ``round_over`` (round, scores, state_hash, ending, caller)
-- ``match_over`` (totals, winner, differences) / ``reaction`` (player, says: a reaction the table
-  took, such as ``nice``; another player's or this peer's own)
+- ``match_over`` (totals, winner, differences) / ``reaction`` (player, says: ``nice``, ``gg``...)
 - ``peer_went_silent`` (peer, name: its link went quiet, about a second) / ``peer_heard_again``
   (peer, name) / ``peer_gone`` (peer, players: it went silent and the table let it go, as after a
   crash or a lost link; its seats are now played by a bot or frozen) / ``peer_left`` (peer,
@@ -419,6 +418,8 @@ def _play(session: LanSession, args: PeerConfig) -> int:
                 _emit({"event": "error", "message": "timed out"})
                 return 1
             session.wait(0.1)
+            for reaction in stop.reactions_for(session.local_players):  # ``react gg`` lines
+                session.submit(reaction)
             events = session.poll()
             refused = session.start_error()
             if refused is not None:

@@ -77,3 +77,14 @@ def test_another_laptops_reaction_shows_by_its_piles_unless_muted_here(harness: 
     session.arrive((25 * SECOND, "bo-laptop"), React("Bo", "hot"))
     harness.frame()
     assert screen.reactions.texts() == {"Bo": "Hot!"}
+
+
+def test_in_practice_a_reaction_shows_by_your_piles_too(harness: Harness) -> None:
+    from pyglet.window import key
+
+    from tests.ui.conftest import practice_with_a_lone_ace
+
+    screen = practice_with_a_lone_ace(harness)
+    harness.send("on_key_press", key._5, key.MOD_SHIFT)
+    assert screen.reactions.texts() == {"You": "GG"}
+    assert _area(screen, 0).contains(*screen.reactions.places()["You"])

@@ -167,6 +167,9 @@ def test_the_rule_options_are_the_same_for_every_table_command(command: str) -> 
 
 
 _WINDOW_COMMANDS = {"run_window", "run_practice", "run_replay", "_window_config"}
+_WITHOUT_PYGLET = {"run_sounds"}
+"""Commands that use a part of ``ui`` made of the standard library alone (the sound bank): a
+test below checks that they load no pyglet."""
 
 
 def test_the_command_line_loads_the_window_only_in_the_window_commands() -> None:
@@ -181,7 +184,19 @@ def test_the_command_line_loads_the_window_only_in_the_window_commands() -> None
                 else [node.module or ""]
             )
             if any(module.split(".")[0] in ("ui", "pyglet") for module in modules):
-                assert function in _WINDOW_COMMANDS | {"TYPE_CHECKING"}, (path.name, function)
+                allowed = _WINDOW_COMMANDS | _WITHOUT_PYGLET | {"TYPE_CHECKING"}
+                assert function in allowed, (path.name, function)
+
+
+def test_the_sounds_command_loads_no_window() -> None:
+    code = (
+        "import sys; from nerts_lan.cli.main import main; status = main(['sounds', '--json']); "
+        "print('pyglet' in sys.modules, status, file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8", cwd=ROOT
+    )
+    assert done.stderr.strip().splitlines()[-1] == "False 0"
 
 
 def _imports_with_their_function(tree: ast.Module) -> list[tuple[str, ast.Import | ast.ImportFrom]]:

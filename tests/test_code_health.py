@@ -47,8 +47,8 @@ def _opens_text_without_encoding(call: ast.Call) -> bool:
     if isinstance(func, ast.Name) and func.id == "open":
         mode_at, encoding_at = _OPEN_POSITIONS["builtin"]
     elif isinstance(func, ast.Attribute) and func.attr == "open":
-        if isinstance(func.value, ast.Name) and func.value.id in ("os", "webbrowser"):
-            return False  # os.open gives a descriptor; webbrowser.open a page
+        if isinstance(func.value, ast.Name) and func.value.id in ("os", "webbrowser", "wave"):
+            return False  # os.open gives a descriptor; webbrowser.open a page; wave is binary
         io_open = isinstance(func.value, ast.Name) and func.value.id == "io"
         mode_at, encoding_at = _OPEN_POSITIONS["builtin" if io_open else "method"]
     elif isinstance(func, ast.Attribute) and func.attr in _TEXT_CALLS:
@@ -100,6 +100,7 @@ def test_every_text_file_is_opened_with_an_encoding() -> None:
         ("os.fdopen(fd, 'w')", True),
         ("os.fdopen(fd, 'wb')", False),
         ("os.open(path, os.O_RDONLY)", False),
+        ("wave.open(buffer, 'wb')", False),
     ],
 )
 def test_the_encoding_check_tells_text_from_binary(call: str, flagged: bool) -> None:

@@ -42,6 +42,8 @@ class Settings:
 
     player_name: str = ""
     sounds: bool = True
+    suit_callouts: bool = False
+    """After a foundation play, its suit's motif (``ui.kit.soundbank``): play by ear."""
     four_colour: bool = False
     card_size: str = "large"
     opponents: int = 1

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nerts_lan.bots.bot import LEVELS
-from nerts_lan.cli import commands, doctor, faults
+from nerts_lan.cli import commands, doctor, faults, sounds
 from nerts_lan.cli.rules import add_rule_options
 from nerts_lan.cli.stats import add_stats_options, run_stats
 from nerts_lan.lab.sim import DEFAULT_MAX_ACTIONS
@@ -85,6 +85,7 @@ def build_parser() -> _Parser:
 
     faults.register(subcommands)
     doctor.register(subcommands)
+    sounds.register(subcommands)
     return parser
 
 

@@ -39,7 +39,7 @@ def test_everyone_killed_and_restarted_on_three_hosts_goes_on_with_the_match(
         teams = list(before[0])
         assert resumed["totals"] == {team: before[0][team] + before[1][team] for team in teams}
         for peer in again:
-            assert peer.finish(90) == 0, peer.stderr[-2000:]
+            assert peer.finish(90) == 0, (peer.lines[-6:], peer.stderr[-2000:])
     finally:
         for peer in peers:
             peer.stop()

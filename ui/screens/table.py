@@ -91,7 +91,7 @@ class TableScreen(Screen):
         own refused."""
         self.root = Group(order=0)
         self.overlay_group = Group(order=300)
-        self.sounds = Sounds(settings.sounds)
+        self.sounds = Sounds(settings.sounds, settings.suit_callouts)
         self.view = self._new_view()
         self.restyle = Restyle()
         self.round_number = 0
@@ -158,8 +158,7 @@ class TableScreen(Screen):
             self.dirty = True
         self._advance_restyle()
         self.messages.expire(now)
-        if self.reactions.expire(now):
-            self.dirty = True
+        self.dirty = self.reactions.expire(now) or self.dirty  # a reaction shown long enough
         if self.hud.strip.show(self.messages.visible()):
             self.dirty = True
         moving = self.view.update(now)
@@ -228,8 +227,7 @@ class TableScreen(Screen):
             self._round_started(event)
         elif isinstance(event, ActionApplied):
             self._changed = True
-            if event.local:
-                self.sounds.play_move(event.action)
+            self.sounds.play_move(event.action, own=event.local, key=event.key)
             self.reactions.applied(event, self.view.layout, self.session.table, self.now)
         elif isinstance(event, ActionRejected):
             self._changed = True
@@ -251,6 +249,7 @@ class TableScreen(Screen):
     def _round_started(self, event: RoundStarted) -> None:
         """A new deal: the last round's panel, pick, hint and messages go."""
         self.round_number = event.number
+        self.sounds.new_round()
         self.scoreboard.new_round()
         self.match_over = False
         if isinstance(self.overlay, ScoreOverlay):
@@ -417,6 +416,7 @@ class TableScreen(Screen):
         new_look = changes_look(self.settings, settings)
         self.settings = settings
         self.sounds.enabled = settings.sounds
+        self.sounds.callouts = settings.suit_callouts
         self._save_settings(settings)
         if new_look:
             size = (self.window.width, self.window.height)
@@ -470,7 +470,7 @@ class TableScreen(Screen):
 def _refused(screen: TableScreen, event: ActionRejected) -> None:
     """A move of the player's refused: a sound, why in their words, and the card of a race
     lost flashing in the winner's seat colour."""
-    screen.sounds.play("refused")
+    screen.sounds.play_refusal(event.kind)
     why = wording.refusal(
         event.action,
         screen.session.view,

@@ -164,11 +164,7 @@ class OptionsOverlay(Overlay):
         settings = self.settings
         self.text("Options", rect.x + 24, rect.top - 34, size=22, bold=True, colour=ACCENT)
         rows = [
-            (
-                "Sounds",
-                "on" if settings.sounds else "muted",
-                lambda: self._change(sounds=not settings.sounds),
-            ),
+            ("Sounds", sound_choice(settings), self._next_sounds),
             (
                 "Four-colour deck",
                 "on" if settings.four_colour else "off",
@@ -188,10 +184,27 @@ class OptionsOverlay(Overlay):
         self.on_change(self.settings)
         self.build(*self._size)
 
+    def _next_sounds(self) -> None:
+        """Muted, then on, then on with the suit called after each foundation play."""
+        settings = self.settings
+        if not settings.sounds:
+            self._change(sounds=True, suit_callouts=False)
+        elif not settings.suit_callouts:
+            self._change(suit_callouts=True)
+        else:
+            self._change(sounds=False, suit_callouts=False)
+
     def _next_size(self) -> None:
         names = list(CARD_SIZES)
         index = names.index(self.settings.card_size) if self.settings.card_size in names else 0
         self._change(card_size=names[(index + 1) % len(names)])
+
+
+def sound_choice(settings: Settings) -> str:
+    """The Sounds option as the Options panel shows it."""
+    if not settings.sounds:
+        return "muted"
+    return "suits called" if settings.suit_callouts else "on"
 
 
 def waiting_caption(names: Sequence[str]) -> str:

@@ -138,3 +138,21 @@ def test_at_a_table_every_peer_takes_and_prints_the_same_reactions() -> None:
     caught_up = TableMachine.from_snapshot("d", snapshot)
     assert caught_up.replica is not None
     assert caught_up.replica.stable_reacted == {"Bo": 10 * SECOND, "Ann": 12 * SECOND}
+
+
+def test_a_scenario_with_a_reaction_ends_as_without_it_and_a_bad_one_is_malformed() -> None:
+    import json
+    from pathlib import Path
+
+    from nerts_lan.rules.scenario import parse_scenario_text, run_scenario
+
+    golden = Path(__file__).parent / "scenarios" / "rules_example.json"
+    data = json.loads(golden.read_text(encoding="utf-8"))
+    without = run_scenario(parse_scenario_text(json.dumps(data)))
+    data["actions"].insert(1, {"by": "ann", "do": "react", "say": "wow"})
+    with_it = run_scenario(parse_scenario_text(json.dumps(data)))
+    assert (with_it["state"], with_it["scores"]) == (without["state"], without["scores"])
+    assert with_it["results"][1] == {"ok": True}
+    data["actions"][1]["say"] = "boo"
+    with pytest.raises(MalformedError, match=r"actions\[1\]: unknown reaction 'boo'"):
+        run_scenario(parse_scenario_text(json.dumps(data)))

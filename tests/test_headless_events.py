@@ -94,6 +94,7 @@ class _Seat:
     """A LAN seat as the headless loop polls it: each poll the status then and what came."""
 
     lobby = None
+    local_players = ("Ann",)
 
     def __init__(self, *polls: tuple[SeatStatus, list[Any]]) -> None:
         self._polls = list(polls)
@@ -169,3 +170,6 @@ class _Staying:
 
     def left(self) -> None:
         pass
+
+    def reactions_for(self, players: tuple[str, ...]) -> list[Any]:
+        return []

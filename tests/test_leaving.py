@@ -45,6 +45,20 @@ def test_the_pipes_end_and_other_lines_ask_nothing() -> None:
     request.left()
 
 
+def test_react_lines_ask_for_reactions_of_the_peers_seat_and_nothing_else() -> None:
+    from nerts_lan.rules.actions import React
+
+    request, write = _watching()
+    asked: list[React] = []
+    os.write(write, b"react gg\nreact teleport\nreact nice\n")
+    os.close(write)
+    until(lambda: not _watchers(), what="the watcher's end")
+    asked += request.reactions_for(("Ann",))
+    assert asked == [React("Ann", "gg"), React("Ann", "nice")]  # an unknown one is ignored
+    assert request.reactions_for(("Ann",)) == [] and not request.requested
+    request.left()
+
+
 def test_a_closing_windows_console_asks_for_a_leave_and_waits_for_it() -> None:
     """Windows ends the process once the handler returns: it returns only after the leave."""
     request = LeaveRequest()

@@ -58,6 +58,7 @@ def test_a_race_is_decided_by_the_order_and_the_loser_snaps_back() -> None:
             local=True,
             kind=RejectionKind.LOST_RACE,
             lost_race_to="bo",
+            winner_key=(2, "B"),
         )
         in events
     )
@@ -69,6 +70,40 @@ def test_a_race_is_decided_by_the_order_and_the_loser_snaps_back() -> None:
         replica.stabilize((3, "A"))
     assert a.stable_digest() == b.stable_digest()
     assert a.stable.f_owners == ((0, 1),)
+
+
+def _lost_race(events: list[object]) -> ActionRejected:
+    (lost,) = [e for e in events if isinstance(e, ActionRejected)]
+    assert lost.kind is RejectionKind.LOST_RACE
+    return lost
+
+
+def test_a_lost_race_names_the_winner_and_by_how_much_in_table_time() -> None:
+    state = _race_table()[0].stable
+    tentative = Replica(state, "A", table_time=True)
+    tentative.add((1_040_000, "A"), ANN_2S)
+    lost = _lost_race(tentative.add((1_000_000, "B"), BO_2S))
+    # Bo's entry arrived late but was stamped 40 ms earlier in table time: it wins.
+    assert (lost.key, lost.lost_race_to) == ((1_040_000, "A"), "bo")
+    assert (lost.winner_key, lost.margin_us) == ((1_000_000, "B"), 40_000)
+    # The same from the stable stream alone (Bo's entry never shown tentatively).
+    stable_only = Replica(state, "A", table_time=True)
+    stable_only.add((1_040_000, "A"), ANN_2S)
+    lost = _lost_race(stable_only.settle((1_000_000, "B"), BO_2S.to_wire()))
+    assert (lost.winner_key, lost.margin_us) == ((1_000_000, "B"), 40_000)
+
+
+def test_a_lost_race_has_no_margin_when_the_keys_are_not_table_time() -> None:
+    state = _race_table()[0].stable
+    counted = Replica(state, "A")  # practice: its keys count entries
+    counted.add((7, "A"), ANN_2S)
+    lost = _lost_race(counted.add((6, "B"), BO_2S))
+    assert (lost.lost_race_to, lost.winner_key, lost.margin_us) == ("bo", (6, "B"), None)
+    # A winner stamped by a Lamport counter alone (not yet synchronised): no margin either.
+    lamport = Replica(state, "A", table_time=True)
+    lamport.add((90_000_000_000, "A"), ANN_2S)
+    lost = _lost_race(lamport.add((12, "B"), BO_2S))
+    assert (lost.winner_key, lost.margin_us) == ((12, "B"), None)
 
 
 def test_a_tie_in_timestamps_is_broken_by_peer_id_everywhere() -> None:

@@ -11,12 +11,16 @@ deliberate leave, ``peer_left`` at the others) instead of vanishing (a crash, ``
   since on Windows ``Popen.terminate`` ends a process at once with nothing to catch. Other lines
   are ignored with a word on standard error; the pipe's end asks nothing (a parent that merely
   closed it, or died, is no request to leave).
+
+The same pipe also carries ``react NAME`` lines (``react gg``): a reaction the peer sends for its
+seat at its next turn (``reactions_for``), as a player's Shift+number key does in the window.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import stat
 import sys
@@ -24,10 +28,15 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["CONSOLE_GRACE", "LEAVE_LINE", "LeaveRequest", "closing_console_event"]
+from nerts_lan.rules.actions import REACTIONS, React
+
+__all__ = ["CONSOLE_GRACE", "LEAVE_LINE", "REACT_LINE", "LeaveRequest", "closing_console_event"]
 
 LEAVE_LINE = "leave"
 """The line on a headless peer's standard input that asks it to leave."""
+
+REACT_LINE = "react"
+"""The word that starts a line asking for a reaction: ``react nice``."""
 
 CONSOLE_GRACE = 4.0
 """Seconds the console handler waits for the goodbye, of the about 5 s Windows allows."""
@@ -56,6 +65,7 @@ class LeaveRequest:
         self._left = threading.Event()
         self._previous: dict[int, Any] = {}
         self._console_handler: object | None = None
+        self._reactions: queue.SimpleQueue[str] = queue.SimpleQueue()
 
     @property
     def requested(self) -> bool:
@@ -77,6 +87,14 @@ class LeaveRequest:
         fd = _standard_input() if stdin is None else stdin
         if fd is not None and _is_pipe(fd):
             threading.Thread(target=self._watch, args=(fd,), name="leave-line", daemon=True).start()
+
+    def reactions_for(self, players: tuple[str, ...]) -> list[React]:
+        """The reactions asked for on standard input since the last call, for the first of
+        ``players`` (this peer's seats; none: they are dropped)."""
+        asked = []
+        while not self._reactions.empty():
+            asked.append(self._reactions.get_nowait())
+        return [React(players[0], say) for say in asked] if players else []
 
     def left(self) -> None:
         """The peer has left (its goodbye sent): a waiting console handler may return, and the
@@ -119,8 +137,8 @@ class LeaveRequest:
             self._console_handler = _set_console_handler(self.on_console_event)
 
     def _watch(self, fd: int) -> None:
-        """Read ``fd`` for the ``leave`` line. Raw reads: a thread blocked in ``sys.stdin``
-        would hold its lock and stop the interpreter's exit."""
+        """Read ``fd`` for the ``leave`` and ``react`` lines. Raw reads: a thread blocked in
+        ``sys.stdin`` would hold its lock and stop the interpreter's exit."""
         pending = b""
         while not self._requested.is_set():
             try:
@@ -135,10 +153,14 @@ class LeaveRequest:
                 if text == LEAVE_LINE:
                     self.request(f"{LEAVE_LINE} on standard input")
                     return
+                word, _, say = text.partition(" ")
+                if word == REACT_LINE and say.strip() in REACTIONS:
+                    self._reactions.put(say.strip())
+                    continue
                 if text:
                     sys.stderr.write(
                         f"nerts-lan: ignored {text[:40]!r} on standard input: "
-                        f"only {LEAVE_LINE!r} is understood\n"
+                        f"only {LEAVE_LINE!r} and {REACT_LINE!r} NAME are understood\n"
                     )
 
 

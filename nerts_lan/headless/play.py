@@ -21,7 +21,8 @@ headless peer prints one JSON object per line on standard output, each with an `
 - ``seated`` (player, team: 1-based, once seated and again if it moves) / ``watching`` (round: a
   match is under way and this peer has no seat; it plays from a later deal if a seat frees up)
 - ``round_started`` (round, teams; handicaps if any) / ``round_over`` (round, scores, state_hash,
-  ending, caller) / ``match_over`` (totals, winner, differences)
+  ending, caller) / ``match_over`` (totals, winner, differences) / ``reaction`` (player, says:
+  ``nice``, ``gg``...)
 - ``peer_went_silent`` (peer, name: its link went quiet, about a second) / ``peer_heard_again``
   (peer, name) / ``peer_gone`` (peer, players: it went silent and the table let it go, as after a
   crash or a lost link; its seats are now played by a bot or frozen) / ``peer_left`` (peer,
@@ -68,11 +69,10 @@ from nerts_lan.bots.bot import LEVELS
 from nerts_lan.headless.leaving import LeaveRequest
 from nerts_lan.headless.records import (
     found_record,
-    handicap_records,
     is_someone_elses_late_move,
     listed_record,
-    membership_record,
-    whereabouts_record,
+    record_of,
+    round_over_record,
 )
 from nerts_lan.history.store import record_new_logs
 from nerts_lan.lan.advert import (
@@ -311,41 +311,6 @@ def find_tables(interface: str | None, wait: float, wanted: str | None = None) -
     return [t for t in tables if named(t)] if wanted else tables
 
 
-def record_of(event: object) -> Record | None:
-    """The JSON line a headless peer prints for ``event`` (None: it prints nothing for it).
-    The module's docstring lists them, but for a round's end: ``round_over_record`` (the table's
-    ``RoundEnded`` does not know its round's number)."""
-    if isinstance(event, RoundStarted):
-        table = event.state.table
-        teams = {name: list(players) for name, players in zip(table.team_names, table.team_players)}
-        record: Record = {"event": "round_started", "round": event.number, "teams": teams}
-        if table.options.handicaps:
-            record["handicaps"] = handicap_records(event.state)
-        return record
-    if isinstance(event, MatchEnded):
-        match = event.match
-        return {
-            "event": "match_over",
-            "totals": match.totals,
-            "winner": match.winner,
-            "differences": match.differences(),
-        }
-    return whereabouts_record(event) or membership_record(event)
-
-
-def round_over_record(number: int, ended: RoundEnded) -> Record:
-    """The line of round ``number``'s end (``round_over``), played or replayed."""
-    outcome = ended.outcome
-    return {
-        "event": "round_over",
-        "round": number,
-        "scores": ended.scores,
-        "state_hash": ended.digest.hex(),
-        "ending": outcome.ending,
-        "caller": outcome.caller,
-    }
-
-
 def read_log(file: str) -> tuple[list[Any], str | None]:
     """A match log's records and the problem that cut them short (a ``UsageError`` when the file
     cannot be read)."""
@@ -421,6 +386,8 @@ def _play(session: LanSession, args: PeerConfig) -> int:
                 _emit({"event": "error", "message": "timed out"})
                 return 1
             session.wait(0.1)
+            for reaction in stop.reactions_for(session.local_players):  # ``react gg`` lines
+                session.submit(reaction)
             events = session.poll()
             refused = session.start_error()
             if refused is not None:

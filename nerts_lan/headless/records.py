@@ -1,6 +1,6 @@
 """The JSON lines a headless peer prints for how its table and its laptop fare: members that go
-silent, leave, come back, a table that pauses, and a laptop that moves or sleeps; and the lines
-of a table found (the list is in ``nerts_lan.headless.play``'s docstring)."""
+silent, leave, come back, a table that pauses, a player's reaction, and a laptop that moves or
+sleeps; and the lines of a table found (the list is in ``nerts_lan.headless.play``'s docstring)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import logging
 from typing import Any
 
 from nerts_lan.lan.advert import TableInfo
+from nerts_lan.rules.actions import React
 from nerts_lan.rules.state import State
 from nerts_lan.table.commands import Act, Sit
+from nerts_lan.table.replica import ActionApplied, RoundEnded
 from nerts_lan.table.session import (
     AddressChanged,
     Away,
@@ -17,11 +19,13 @@ from nerts_lan.table.session import (
     EntryIgnored,
     IgnoredKind,
     LeftBehind,
+    MatchEnded,
     PeerGone,
     PeerHeardAgain,
     PeerReturned,
     PeerWentSilent,
     Reconnected,
+    RoundStarted,
     TableGone,
     TablePaused,
     Unreachable,
@@ -33,6 +37,9 @@ __all__ = [
     "is_someone_elses_late_move",
     "listed_record",
     "membership_record",
+    "reaction_record",
+    "record_of",
+    "round_over_record",
     "whereabouts_record",
 ]
 
@@ -54,6 +61,14 @@ def handicap_records(state: State) -> Record:
             "label": handicap.label(options.pile, options.work),
         }
     return records
+
+
+def reaction_record(event: object) -> Record | None:
+    """``reaction`` (player, says: its wire name, such as ``nice``): a reaction the table took,
+    another player's or this peer's own."""
+    if isinstance(event, ActionApplied) and isinstance(event.action, React):
+        return {"event": "reaction", "player": event.action.by, "says": event.action.say}
+    return None
 
 
 def whereabouts_record(event: object) -> Record | None:
@@ -155,4 +170,39 @@ def listed_record(table: TableInfo) -> Record:
         "address": table.address,
         "port": table.port,
         "needs_code": table.needs_code,
+    }
+
+
+def record_of(event: object) -> Record | None:
+    """The JSON line a headless peer prints for ``event`` (None: it prints nothing for it).
+    The module's docstring lists them, but for a round's end: ``round_over_record`` (the table's
+    ``RoundEnded`` does not know its round's number)."""
+    if isinstance(event, RoundStarted):
+        table = event.state.table
+        teams = {name: list(players) for name, players in zip(table.team_names, table.team_players)}
+        record: Record = {"event": "round_started", "round": event.number, "teams": teams}
+        if table.options.handicaps:
+            record["handicaps"] = handicap_records(event.state)
+        return record
+    if isinstance(event, MatchEnded):
+        match = event.match
+        return {
+            "event": "match_over",
+            "totals": match.totals,
+            "winner": match.winner,
+            "differences": match.differences(),
+        }
+    return whereabouts_record(event) or membership_record(event) or reaction_record(event)
+
+
+def round_over_record(number: int, ended: RoundEnded) -> Record:
+    """The line of round ``number``'s end (``round_over``), played or replayed."""
+    outcome = ended.outcome
+    return {
+        "event": "round_over",
+        "round": number,
+        "scores": ended.scores,
+        "state_hash": ended.digest.hex(),
+        "ending": outcome.ending,
+        "caller": outcome.caller,
     }

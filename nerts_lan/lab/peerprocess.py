@@ -133,10 +133,14 @@ class PeerProcess:
     def leave(self) -> None:
         """Ask it to leave the table (a ``leave`` line on its standard input, on every OS),
         without waiting: it says goodbye and exits."""
+        self.tell(LEAVE_LINE)
+
+    def tell(self, line: str) -> None:
+        """Write ``line`` on its standard input (``leave``, ``react gg``), without waiting."""
         stdin = self.process.stdin
         if self.running and stdin is not None:
             with contextlib.suppress(OSError, ValueError):  # it exited meanwhile
-                stdin.write(LEAVE_LINE + "\n")
+                stdin.write(line + "\n")
                 stdin.flush()
 
     def terminate(self) -> None:

@@ -1,10 +1,11 @@
 """Actions: small immutable values with a wire form of plain dicts of str.
 
 The wire form is the scenario contract's: ``{"by": "ann", "do": "play", "card": "AS", "from":
-"nerts", "to": "f"}``. ``action_from_wire`` checks hostile input and raises ``MalformedError``
-naming what is wrong; ``action_from_wire(a.to_wire()) == a`` for every action. Card moves hold
-their piles as ``Pile`` values, parsed once here at the wire boundary.
-"""
+"nerts", "to": "f"}``; a reaction (``React``, a quick word to the table that changes nothing of
+the round) is ``{"by": "ann", "do": "react", "say": "nice"}``. ``action_from_wire`` checks
+hostile input and raises ``MalformedError`` naming what is wrong; ``action_from_wire(a.to_wire())
+== a`` for every action. Card moves hold their piles as ``Pile`` values, parsed once here at the
+wire boundary."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ from nerts_lan.rules.piles import Pile, PileError
 __all__ = [
     "ACTION_TYPES",
     "MAX_NAME_LENGTH",
+    "REACTIONS",
     "Action",
     "CallNerts",
     "DeclareStuck",
     "Flip",
     "MalformedError",
     "Play",
+    "React",
     "SlideUnder",
     "action_from_wire",
     "check_name",
@@ -102,9 +105,25 @@ class CallNerts:
         return {"by": self.by, "do": "nerts"}
 
 
-Action: TypeAlias = Play | SlideUnder | Flip | DeclareStuck | CallNerts
+REACTIONS: Final = ("nice", "wow", "oops", "hot", "gg")
+"""The reactions a player may send, by their wire names (the window words them: "Nice!")."""
 
-ACTION_TYPES: Final = (Play, SlideUnder, Flip, DeclareStuck, CallNerts)
+
+@dataclass(frozen=True, slots=True)
+class React:
+    """A quick word to the table (one of ``REACTIONS``): ordered like every action so that every
+    peer shows it, it changes nothing of the round (``nerts_lan.rules.reactions``)."""
+
+    by: str
+    say: str
+
+    def to_wire(self) -> dict[str, str]:
+        return {"by": self.by, "do": "react", "say": self.say}
+
+
+Action: TypeAlias = Play | SlideUnder | Flip | DeclareStuck | CallNerts | React
+
+ACTION_TYPES: Final = (Play, SlideUnder, Flip, DeclareStuck, CallNerts, React)
 """Every action class, for ``isinstance`` checks."""
 
 
@@ -129,10 +148,26 @@ def action_from_wire(data: Any) -> Action:
         source = parse_pile_field(data.get("from"), "from")
         target = parse_pile_field(data.get("to"), "to")
         return (Play if do == "play" else SlideUnder)(by, card, source, target)
+    if do == "react":
+        return React(by, _reaction(data.get("say")))
     simple = _SIMPLE_ACTIONS.get(do)
     if simple is None:
-        raise MalformedError(f"unknown action {do!r} (expected play, under, flip, stuck or nerts)")
+        raise MalformedError(
+            f"unknown action {do[:20]!r} (expected play, under, flip, stuck, nerts or react)"
+        )
     return simple(by)
+
+
+def _reaction(value: Any) -> str:
+    """A reaction's ``say`` field: one of ``REACTIONS``."""
+    if not isinstance(value, str):
+        raise MalformedError(f"reaction field 'say' must be a string, not {_type_name(value)}")
+    if value not in REACTIONS:
+        raise MalformedError(
+            f"unknown reaction {value[:20]!r} (expected {', '.join(REACTIONS[:-1])} or "
+            f"{REACTIONS[-1]})"
+        )
+    return value
 
 
 def check_name(value: Any, field: str) -> str:

@@ -8,6 +8,8 @@ their unchanged piles, which makes a snapshot free (keep the reference) and a ro
 - ``apply(state, action)`` returns the next ``State``, or a ``Rejection`` with a short reason that
   changes nothing (a race lost, a card no longer where the action says, a target that no longer
   takes it).
+  A reaction (``React``) is accepted with the state unchanged; how often a player may react is
+  the log's to judge (``nerts_lan.rules.reactions``).
 - ``legal_actions(state, player)`` lists what a player may do now, for bots, hints and auto-move.
 - ``replay(initial, actions)`` folds a log and returns the final state and each action's result.
 - ``state_digest(state)`` is a canonical hash, identical on every machine.
@@ -22,7 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final, NamedTuple, TypeVar
 
-from nerts_lan.rules.actions import Action, CallNerts, DeclareStuck, Flip, Play, SlideUnder
+from nerts_lan.rules.actions import (
+    Action,
+    CallNerts,
+    DeclareStuck,
+    Flip,
+    Play,
+    React,
+    SlideUnder,
+)
 from nerts_lan.rules.cards import DECK, card_color, card_rank
 from nerts_lan.rules.deal import deal_team
 from nerts_lan.rules.handicap import scaled_score
@@ -78,6 +88,8 @@ def apply(state: State, action: Action) -> State | Rejection:
             return _declare_stuck(state, team)
         case CallNerts():
             return _call_nerts(state, team, action)
+        case React():
+            return state  # a word to the table: nothing of the round changes
     raise TypeError(f"not an action: {type(action).__name__}")
 
 

@@ -248,6 +248,8 @@ class RejectionKind(Enum):
     """The payload is not an action at all."""
     LOST_RACE = "lost_race"
     """It counted in the view until another player's earlier-ordered action took its place."""
+    TOO_SOON = "too_soon"
+    """A reaction less than a second (of table time) after the player's last one."""
 
 
 @dataclass(frozen=True, slots=True)

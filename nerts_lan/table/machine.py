@@ -255,7 +255,12 @@ class TableMachine:
 
     def snapshot(self) -> dict[str, Any]:
         """The whole stable table as plain data (for a peer that catches up, and for hashing)."""
-        resumed = {"resumed_from": self.resumed_from} if self.resumed_from is not None else {}
+        resumed: dict[str, Any] = {}
+        if self.resumed_from is not None:
+            resumed["resumed_from"] = self.resumed_from
+        reacted = self.replica.stable_reacted if self.replica else {}
+        if reacted:  # who reacted lately: the next reaction's rate limit
+            resumed["reacted"] = sorted([player, at] for player, at in reacted.items())
         return {
             **resumed,
             "settings": self.settings.to_wire() if self.settings else None,
@@ -385,14 +390,10 @@ class TableMachine:
         self._begin_seeding()
 
     def _on_rematch(self, key: EntryKey, command: Rematch) -> None:
-        if self.phase is not TablePhase.OVER or command.after != self.round_number:
+        over = self.phase is TablePhase.OVER and command.after == self.round_number
+        if not over or key[1] not in self.members or self.settings is None:
             raise RefusedError("no match is over to play again")
-        if key[1] not in self.members:
-            raise RefusedError("not a member of the table")
-        assert self.settings is not None
-        if self.claims:
-            self.seating.seat_claimants(self.members)
-        self.seating.rotate(self.settings.partnership)
+        self.seating.rematch(self.members, self.settings.partnership)
         self.round_table = self.seating.table(self.settings.options)
         self.match = Match(self.round_table.team_names, self.settings.options.target)
         self._begin_seeding()
@@ -477,7 +478,7 @@ class TableMachine:
             self.round_table = self.seating.table(table.options, table.team_names)
         self.phase = TablePhase.PLAYING
         state = deal_round(self.round_table, seed)
-        self.replica = Replica(state, self.local_peer, self._authorize, self._rank)
+        self.replica = Replica(state, self.local_peer, self._authorize, self._rank, table_time=True)
         self._events.append(RoundStarted(self.round_number, self.replica.view))
         self._events.append(LobbyChanged())
 
@@ -503,11 +504,7 @@ class TableMachine:
         self.members = {
             str(p): checked_text(n, "member name", MAX_NAME_LENGTH) for p, n in data["members"]
         }
-        self.seating = Seating(
-            [Seat(str(p), int(t), o, c, b) for p, t, o, c, b in data["seats"]],
-            {str(p) for p in data["ready"]},
-            {str(p): str(n) for p, n in data.get("claims", [])},
-        )
+        self.seating = _seating_from(data)
         try:
             self.phase = TablePhase(data["phase"])
         except ValueError:
@@ -525,9 +522,30 @@ class TableMachine:
         if data["state"] is not None:
             stable = state_from_snapshot(data["state"])
             self.round_table = stable.table
-            self.replica = Replica(stable, self.local_peer, self._authorize, self._rank)
+            self.replica = Replica(
+                stable,
+                self.local_peer,
+                self._authorize,
+                self._rank,
+                table_time=True,
+                reacted=_reacted_from(data),
+            )
         elif self.match is not None and self.settings is not None:
             self.round_table = self.seating.table(self.settings.options, self.match.team_names)
+
+
+def _seating_from(data: dict[str, Any]) -> Seating:
+    """A snapshot's seats, who is ready and the claimed bot seats."""
+    return Seating(
+        [Seat(str(p), int(t), o, c, b) for p, t, o, c, b in data["seats"]],
+        {str(p) for p in data["ready"]},
+        {str(p): str(n) for p, n in data.get("claims", [])},
+    )
+
+
+def _reacted_from(data: dict[str, Any]) -> dict[str, int]:
+    """A snapshot's time of each player's last reaction (the reactions' rate limit)."""
+    return {checked_text(p, "reacted", MAX_NAME_LENGTH): int(t) for p, t in data.get("reacted", [])}
 
 
 def _stable_log_only(key: EntryKey) -> tuple[int, int, str]:

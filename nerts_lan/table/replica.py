@@ -16,6 +16,10 @@ rebuilt from the stable state (cheap: states share their piles). Every change is
 events, the same for local and remote actions: an action applied, an action that lost a race and
 now stands rejected (its card goes back), and the round's end once it is stable.
 
+A reaction (``React``) is an entry like any other and changes no state; the fold also keeps each
+player's last accepted reaction, so that one too soon after it is refused by the log's timestamps
+(``nerts_lan.rules.reactions``: only when the keys are table time; practice's count entries).
+
 Payloads from the network are hostile: a payload that is not a valid action is kept in the log as
 a rejected entry (identically on every peer), never an exception.
 """
@@ -27,11 +31,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from nerts_lan.rules.actions import ACTION_TYPES, Action, MalformedError, action_from_wire
+from nerts_lan.rules.actions import (
+    ACTION_TYPES,
+    Action,
+    MalformedError,
+    React,
+    action_from_wire,
+)
 from nerts_lan.rules.engine import apply, replay, round_scores
+from nerts_lan.rules.reactions import Reacted, react
 from nerts_lan.rules.state import Outcome, Rejection, RejectionKind, State, state_digest
 
 __all__ = [
+    "MAX_RACE_MARGIN_US",
     "ActionApplied",
     "ActionRejected",
     "EntryKey",
@@ -50,6 +62,12 @@ Ranking: TypeAlias = Callable[[EntryKey], tuple[Any, ...]]
 """An entry's place in the log, from its key: the log is in ascending rank. At a table it is the
 ordering core's (``OrderingCore.rank``): equal timestamps are ordered by a draw, not by peer id,
 so comparing keys would put some ties the wrong way round."""
+
+
+MAX_RACE_MARGIN_US = 10_000_000
+"""The longest margin a lost race is told with (10 s): a wider gap between the two keys'
+timestamps is not table time on both sides (a peer not yet synchronised stamps with a
+Lamport counter alone, docs/protocol.md "Clocks and table time"), so no margin is said."""
 
 
 def by_key(key: EntryKey) -> EntryKey:
@@ -74,7 +92,9 @@ class ActionRejected:
     ``kind`` says why, for a program to branch on; ``reason`` says it for people. A kind of
     ``LOST_RACE`` means the action had counted in the view until another player's
     earlier-ordered action arrived and took its place (its card goes back): ``lost_race_to``
-    names that player.
+    names that player, ``winner_key`` is that action's entry key and ``margin_us`` how much
+    earlier it was stamped, in microseconds of table time (``key[0] - winner_key[0]``), or None
+    when the keys are not table time (practice counts its entries) or too far apart to be.
     """
 
     key: EntryKey
@@ -83,6 +103,8 @@ class ActionRejected:
     local: bool
     kind: RejectionKind = RejectionKind.ILLEGAL
     lost_race_to: str | None = None
+    winner_key: EntryKey | None = None
+    margin_us: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +119,9 @@ class RoundEnded:
 
 ReplicaEvent: TypeAlias = ActionApplied | ActionRejected | RoundEnded
 
+_Cause: TypeAlias = tuple[EntryKey, "Action | None"]
+"""The entry whose arrival rebuilt the view: its key and its action (None: malformed)."""
+
 
 class Replica:
     """One peer's copy of a round: stable state, pending tail and the optimistic view."""
@@ -107,15 +132,24 @@ class Replica:
         local_peer: str,
         authorize: Callable[[str, Action], str | None] | None = None,
         rank: Ranking = by_key,
+        *,
+        table_time: bool = False,
+        reacted: Reacted | None = None,
     ) -> None:
         """``authorize(peer, action)`` returns None when ``peer`` may make ``action``, else the
         reason it may not (a peer acts only for the players it controls); it is asked again when
         an entry becomes stable, so it must answer from the stable log up to that entry.
-        ``rank`` places the pending entries (the table's: the core's rank)."""
+        ``rank`` places the pending entries (the table's: the core's rank). ``table_time``: the
+        keys' timestamps are the core's table time in microseconds, so a lost race can say by
+        how much, and reactions are limited by them (practice's are a counter). ``reacted``: the
+        last accepted reaction of each player in the log before ``initial`` (a snapshot's)."""
         self.local_peer = local_peer
         self._authorize = authorize
         self._rank = rank
+        self._table_time = table_time
         self._stable = initial
+        self._stable_reacted: Reacted = dict(reacted or {})
+        self._view_reacted: Reacted = self._stable_reacted
         self._stable_count = 0
         self._last_stable_key: EntryKey | None = None
         self._keys: list[EntryKey] = []
@@ -137,6 +171,11 @@ class Replica:
     def stable(self) -> State:
         """The state of the stable prefix, identical on every peer."""
         return self._stable
+
+    @property
+    def stable_reacted(self) -> Reacted:
+        """Each player's last accepted reaction in the stable log: its timestamp."""
+        return self._stable_reacted
 
     @property
     def stable_count(self) -> int:
@@ -175,12 +214,13 @@ class Replica:
         self._actions.insert(position, action)
         self._malformed.insert(position, malformed)
         if position == len(self._keys) - 1:
-            result, after = self._result(self._view, key, action, malformed)
-            self._view = after
+            result, self._view, self._view_reacted = self._result(
+                self._view, self._view_reacted, key, action, malformed
+            )
             self._results.append(result)
             return [self._event(key, action, result, local)]
         self._results.insert(position, None)
-        return self._rebuild(compare_from=position + 1, inserted=position, cause=action)
+        return self._rebuild(compare_from=position + 1, inserted=position, cause=(key, action))
 
     def settle(self, key: EntryKey, payload: Any) -> list[ReplicaEvent]:
         """The round's next stable entry, as the core's stable stream gives it: in the core's
@@ -241,12 +281,12 @@ class Replica:
 
     def _stabilize_first(self, count: int) -> None:
         """The first ``count`` pending entries are stable now (the view does not change)."""
-        state = self._stable
+        state, reacted = self._stable, self._stable_reacted
         for key, action, malformed in zip(
             self._keys[:count], self._actions[:count], self._malformed[:count]
         ):
-            state = self._result(state, key, action, malformed)[1]
-        self._stable = state
+            _, state, reacted = self._result(state, reacted, key, action, malformed)
+        self._stable, self._stable_reacted = state, reacted
         self._stable_count += count
         self._last_stable_key = self._keys[count - 1]
         del self._keys[:count], self._ranks[:count], self._actions[:count]
@@ -256,14 +296,16 @@ class Replica:
         """Fold a stable entry that was not pending (everything pending ranks after it): its
         event, and the view replayed on the new stable state if anything is pending."""
         action, malformed = _decode(payload)
-        result, self._stable = self._result(self._stable, key, action, malformed)
+        result, self._stable, self._stable_reacted = self._result(
+            self._stable, self._stable_reacted, key, action, malformed
+        )
         self._stable_count += 1
         self._last_stable_key = key
         events = [self._event(key, action, result, key[1] == self.local_peer)]
         if not self._keys:
-            self._view = self._stable
+            self._view, self._view_reacted = self._stable, self._stable_reacted
             return events
-        return events + self._rebuild(compare_from=0, inserted=None, cause=action)
+        return events + self._rebuild(compare_from=0, inserted=None, cause=(key, action))
 
     def _round_end(self) -> list[ReplicaEvent]:
         """The round's end, once, when the stable state is over."""
@@ -274,30 +316,44 @@ class Replica:
         return []
 
     def _result(
-        self, state: State, key: EntryKey, action: Action | None, malformed: str
-    ) -> tuple[Rejection | None, State]:
-        """An entry's result at ``state``, and the state after it."""
+        self,
+        state: State,
+        reacted: Reacted,
+        key: EntryKey,
+        action: Action | None,
+        malformed: str,
+    ) -> tuple[Rejection | None, State, Reacted]:
+        """An entry's result at ``state`` (with the players' last reactions ``reacted``), and
+        the state and reactions after it."""
         if action is None:
-            return Rejection(malformed, RejectionKind.MALFORMED), state
+            return Rejection(malformed, RejectionKind.MALFORMED), state, reacted
         if self._authorize is not None:
             refusal = self._authorize(key[1], action)
             if refusal is not None:
-                return Rejection(refusal, RejectionKind.NOT_YOUR_SEAT), state
+                return Rejection(refusal, RejectionKind.NOT_YOUR_SEAT), state, reacted
         after = apply(state, action)
         if isinstance(after, Rejection):
-            return after, state
-        return None, after
+            return after, state, reacted
+        if isinstance(action, React) and self._table_time:
+            limited = react(reacted, action.by, key[0])
+            if isinstance(limited, Rejection):
+                return limited, state, reacted
+            reacted = limited
+        return None, after, reacted
 
     def _rebuild(
-        self, compare_from: int, inserted: int | None, cause: Action | None
+        self, compare_from: int, inserted: int | None, cause: _Cause | None
     ) -> list[ReplicaEvent]:
         """Replay the pending tail from the stable state: an event for the ``inserted`` entry and
-        for every entry from ``compare_from`` on whose result changed."""
+        for every entry from ``compare_from`` on whose result changed (``cause``: the entry that
+        arrived and made the rebuild, None for a retraction)."""
         self.rebuilds += 1
-        state = self._stable
+        state, reacted = self._stable, self._stable_reacted
         events: list[ReplicaEvent] = []
         for index, (key, action) in enumerate(zip(self._keys, self._actions)):
-            result, state = self._result(state, key, action, self._malformed[index])
+            result, state, reacted = self._result(
+                state, reacted, key, action, self._malformed[index]
+            )
             local = key[1] == self.local_peer
             if index == inserted:
                 events.append(self._event(key, action, result, local))
@@ -307,10 +363,38 @@ class Replica:
                     if result is None and action is not None:
                         events.append(ActionApplied(key, action, local))
                     elif result is not None:
-                        events.append(_rejected_by_reorder(key, action, result, local, cause))
+                        events.append(self._reordered(key, action, result, local, cause))
             self._results[index] = result
-        self._view = state
+        self._view, self._view_reacted = state, reacted
         return events
+
+    def _reordered(
+        self,
+        key: EntryKey,
+        action: Action | None,
+        result: Rejection,
+        local: bool,
+        cause: _Cause | None,
+    ) -> ActionRejected:
+        """An entry that counted no longer does: it lost a race to ``cause``, an entry that
+        arrived and sorts before it (None: an entry was retracted, and the rules now refuse
+        it). The winner's key and the margin come from the keys alone: the same on every peer."""
+        winner = None if cause is None else cause[1]
+        if cause is None or winner is None:
+            return ActionRejected(key, action, result.reason, local, result.kind)
+        winner_key = cause[0]
+        gap = key[0] - winner_key[0]
+        margin = gap if self._table_time and 0 <= gap <= MAX_RACE_MARGIN_US else None
+        return ActionRejected(
+            key,
+            action,
+            result.reason,
+            local,
+            RejectionKind.LOST_RACE,
+            lost_race_to=winner.by,
+            winner_key=winner_key,
+            margin_us=margin,
+        )
 
     @staticmethod
     def _event(
@@ -321,18 +405,6 @@ class Replica:
         if result is None:
             return ActionRejected(key, action, "malformed action", local, RejectionKind.MALFORMED)
         return ActionRejected(key, action, result.reason, local, result.kind)
-
-
-def _rejected_by_reorder(
-    key: EntryKey, action: Action | None, result: Rejection, local: bool, cause: Action | None
-) -> ActionRejected:
-    """An entry that counted no longer does: it lost a race to ``cause``, an action that arrived
-    and sorts before it (None: an entry was retracted, and the rules now refuse it)."""
-    if cause is None:
-        return ActionRejected(key, action, result.reason, local, result.kind)
-    return ActionRejected(
-        key, action, result.reason, local, RejectionKind.LOST_RACE, lost_race_to=cause.by
-    )
 
 
 def _decode(payload: Any) -> tuple[Action | None, str]:

@@ -194,6 +194,13 @@ class Seating:
             self.seats[index] = Seat(self.unique_player(members[peer]), seat.team, peer, peer)
         self.claims = {}
 
+    def rematch(self, members: dict[str, str], partnership: bool) -> None:
+        """A rematch's seats: those who claimed a bot's seat take it, then everyone moves on
+        (``rotate``)."""
+        if self.claims:
+            self.seat_claimants(members)
+        self.rotate(partnership)
+
     def rotate(self, partnership: bool) -> None:
         """A rematch: every player moves on to the next team with someone seated (the last to
         the first), so that everyone faces the table from a new place; in a partnership only

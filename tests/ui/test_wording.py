@@ -96,11 +96,32 @@ def test_a_card_early_for_a_foundation_names_the_card_it_needs() -> None:
     assert said == "4♠ needs 3♠ on a foundation first"
 
 
-def test_a_lost_race_names_who_got_there_first() -> None:
+def test_a_lost_race_names_who_beat_you_to_the_card() -> None:
     state = _table(nerts="9C 5H")
     action = Play("You", Card.parse("5H"), NERTS, ANY_FOUNDATION)
     said = refusal(action, state, RejectionKind.LOST_RACE, "no foundation takes 5H", "Bo")
-    assert said == "Bo got there first"
+    assert said == "Bo beat you to 5♥"
+
+
+@pytest.mark.parametrize(
+    ("margin_us", "said"),
+    [
+        (40_000, "Bo beat you to 5♥ by 40 ms"),
+        (400, "Bo beat you to 5♥ by less than 1 ms"),
+        (1_250_000, "Bo beat you to 5♥ by 1.2 s"),
+    ],
+)
+def test_a_lost_race_says_by_how_much_when_known(margin_us: int, said: str) -> None:
+    state = _table(nerts="9C 5H")
+    action = Play("You", Card.parse("5H"), NERTS, ANY_FOUNDATION)
+    kind = RejectionKind.LOST_RACE
+    assert refusal(action, state, kind, "no foundation takes 5H", "Bo", margin_us) == said
+
+
+def test_a_lost_race_without_a_card_says_who_got_there_first() -> None:
+    state = _table(nerts="9C 5H")
+    said = refusal(CallNerts("You"), state, RejectionKind.LOST_RACE, "x", "Bo", 2_000)
+    assert said == "Bo got there first by 2 ms"
 
 
 @pytest.mark.parametrize(

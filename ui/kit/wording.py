@@ -2,8 +2,8 @@
 
 The engine's refusal reasons are part of the scenario contract and stay terse ("w1 does not take
 5D"); the window says the same thing for a person, from the action, the state and the
-``RejectionKind``: a card with no legal move "has nowhere to go", a lost race says who got there
-first. Pure functions: no pyglet.
+``RejectionKind``: a card with no legal move "has nowhere to go", a lost race says who beat the
+player to the card and by how much ("Bo beat you to 5♥ by 40 ms"). Pure functions: no pyglet.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ __all__ = [
     "TABLE_PAUSED",
     "card_name",
     "head_start",
+    "lost_race",
     "move_sentence",
     "pile_name",
     "player_words",
@@ -89,14 +90,16 @@ def refusal(
     kind: RejectionKind,
     reason: str,
     lost_race_to: str | None = None,
+    margin_us: int | None = None,
 ) -> str:
     """Why the engine refused ``action``, for the player who tried it, as one short sentence.
 
     ``state`` is the table as it is now (the refused move changed nothing); ``reason`` is the
-    engine's, used only when nothing better can be said.
+    engine's, used only when nothing better can be said. A lost race names its winner and, when
+    known, the margin (``margin_us``, microseconds of table time).
     """
     if kind is RejectionKind.LOST_RACE:
-        return f"{lost_race_to or 'Another player'} got there first"
+        return lost_race(action, lost_race_to, margin_us)
     if kind in _REFUSAL_WORDS:
         return _REFUSAL_WORDS[kind]
     if isinstance(action, (Play, SlideUnder)) and _still_there(state, action):
@@ -110,6 +113,23 @@ def refusal(
     if isinstance(action, CallNerts):
         return "Call Nerts once your nerts pile is empty"
     return _sentence(player_words(reason))
+
+
+def lost_race(action: Action | None, winner: str | None, margin_us: int | None = None) -> str:
+    """A race the player lost: "Bo beat you to 5♥ by 40 ms"; without a card "Bo got there
+    first"; without a known margin (practice) no "by"."""
+    who = winner or "Another player"
+    if isinstance(action, (Play, SlideUnder)):
+        said = f"{who} beat you to {card_name(action.card)}"
+    else:
+        said = f"{who} got there first"
+    if margin_us is None:
+        return said
+    if margin_us < 1000:
+        return f"{said} by less than 1 ms"
+    if margin_us < 1_000_000:
+        return f"{said} by {round(margin_us / 1000)} ms"
+    return f"{said} by {margin_us / 1_000_000:.1f} s"
 
 
 def team_label(table: Table, team: int | str) -> str:
@@ -151,6 +171,7 @@ _REFUSAL_WORDS: Final = {
     RejectionKind.NOT_AT_TABLE: "You are watching this match",
     RejectionKind.NOT_YOUR_SEAT: "That seat is not yours",
     RejectionKind.MALFORMED: "That move could not be read",
+    RejectionKind.TOO_SOON: "One reaction a second, please",
 }
 
 

@@ -46,6 +46,8 @@ from ui.table.news import TableNews
 from ui.table.overlays import Overlay, ScoreOverlay
 from ui.table.panels import Panels
 from ui.table.pause_banner import PauseBanner
+from ui.table.race_flash import lost_race_card
+from ui.table.reactions import ReactionBoard, reaction_key
 from ui.table.readout import MoveReadout
 from ui.table.restyle import Restyle, changes_look, new_view, use_access
 from ui.table.scoreboard import Scoreboard, coach_lines
@@ -115,12 +117,11 @@ class TableScreen(Screen):
         # "Waiting for the table…" while a LAN table is paused (``TablePaused``).
         self.pause_banner = PauseBanner(batch, Group(order=250))
         self.news = TableNews(self.pause_banner, self.say)
-        self.match_over = False
-        self.now = 0.0
-        self.dirty = True
+        self.match_over, self.now, self.dirty = False, 0.0, True
         self.last_events: list[Any] = []
         self.pointer, self.keys = PointerControl(self), KeyControl(self)
         self.hud = Hud(batch, Group(order=200), Group(order=201))
+        self.reactions = ReactionBoard(batch, Group(order=205))  # by their senders' piles
         self.messages = MessageBoard()
         """What the game tells the player; shown in the HUD's message strip (see ``say``)."""
         self.readout = MoveReadout(settings, self.player, window.readout_sink, self.say)
@@ -163,6 +164,7 @@ class TableScreen(Screen):
         self._advance_restyle()
         self.readout.poll()
         self.messages.expire(now)
+        self.dirty = self.reactions.expire(now) or self.dirty  # a reaction shown long enough
         if self.hud.strip.show(self.messages.visible()):
             self.dirty = True
         moving = self.view.update(now)
@@ -175,6 +177,7 @@ class TableScreen(Screen):
         layout = self.view.layout
         assert layout is not None
         self.shown = placements(layout, self.session.view)
+        self.reactions.clear()
         self._build_hud(width, height)
         self.hud.place_messages(layout, self.messages.visible())
         self._refresh_hud()
@@ -188,6 +191,7 @@ class TableScreen(Screen):
         self.view.delete()
         self.restyle.delete()
         self.hud.delete()
+        self.reactions.clear()
         self.scoreboard.delete()
         self.pause_banner.hide()
         self.panels.delete()
@@ -217,7 +221,8 @@ class TableScreen(Screen):
         self.pointer.release()
 
     def on_key_press(self, symbol: int, modifiers: int) -> None:
-        self.keys.press(symbol)
+        if not reaction_key(self, symbol, modifiers):  # Shift+1-5: a reaction
+            self.keys.press(symbol)
 
     def on_text(self, text: str) -> None:
         self.keys.text(text)
@@ -231,15 +236,11 @@ class TableScreen(Screen):
             self._changed = True
             self.readout.applied(event, self.session.view)
             self.sounds.play_move(event.action, own=event.local, key=event.key)
+            self.reactions.applied(event, self.view.layout, self.session.table, self.now)
         elif isinstance(event, ActionRejected):
             self._changed = True
             if event.local:
-                self.sounds.play_refusal(event.kind)
-                state = self.session.view
-                why = wording.refusal(
-                    event.action, state, event.kind, event.reason, event.lost_race_to
-                )
-                self.say(MessageKind.REFUSAL, why)
+                _refused(self, event)
         elif isinstance(event, RoundEnded):
             self._changed = True
             self.messages.clear(MessageKind.ROUND, MessageKind.HINT)
@@ -262,6 +263,7 @@ class TableScreen(Screen):
         if isinstance(self.overlay, ScoreOverlay):
             self.panels.close()
         self.marking.new_round()
+        self.reactions.new_round()
         if event.number > 1:
             self._end_guide()  # the guide is for the first round
         self.messages.clear()
@@ -468,6 +470,24 @@ class TableScreen(Screen):
 
     def _leaving_asks(self) -> bool:
         return not self.read_only and not self.match_over
+
+
+def _refused(screen: TableScreen, event: ActionRejected) -> None:
+    """A move of the player's refused: a sound, why in their words, and the card of a race
+    lost flashing in the winner's seat colour."""
+    screen.sounds.play_refusal(event.kind)
+    why = wording.refusal(
+        event.action,
+        screen.session.view,
+        event.kind,
+        event.reason,
+        event.lost_race_to,
+        event.margin_us,
+    )
+    screen.say(MessageKind.REFUSAL, why)
+    flash = lost_race_card(screen.session.table, screen.team, event)
+    if flash is not None:
+        screen.view.flash(*flash, screen.now)
 
 
 def _seat(session: Session) -> tuple[str, int, bool]:

@@ -23,6 +23,7 @@ from ui.table.marking import Marking
 from ui.table.message_strip import MessageKind
 from ui.table.overlays import Overlay
 from ui.table.panels import HELP_KEYS
+from ui.table.reactions import ReactionBoard
 from ui.table.stuck_check import CONFIRM_SECONDS, StuckCheck
 from ui.table.view import TableView
 
@@ -59,6 +60,7 @@ class TableCommands(Protocol):
     view: TableView
     hud: Hud
     marking: Marking
+    reactions: ReactionBoard
     shown: list[Placement]
     """The cards on the table as drawn now."""
 
@@ -83,8 +85,9 @@ class TableCommands(Protocol):
 
 
 class PointerControl:
-    """The mouse over the table: the guide's panel and the HUD's buttons first, then the own
-    cards (picked, dragged, dropped or clicked) and the stock (flipped)."""
+    """The mouse over the table: the guide's panel and the HUD's buttons first, then another
+    team's piles (their reactions muted or heard again), the own cards (picked, dragged,
+    dropped or clicked) and the stock (flipped)."""
 
     def __init__(self, table: TableCommands) -> None:
         self.table = table
@@ -99,7 +102,13 @@ class PointerControl:
         if table.hud.click(x, y):
             return
         layout = table.view.layout
-        if button != mouse.LEFT or layout is None or table.read_only:
+        if button != mouse.LEFT or layout is None:
+            return
+        muting = table.reactions.toggle_mute_at(layout, table.session.table, table.team, x, y)
+        if muting is not None:  # a click on another team's piles: mute their reactions here
+            table.say(MessageKind.TABLE, muting)
+            return
+        if table.read_only:
             return
         if self.drag.press(table.shown, table.session.view, table.team, x, y):
             return

@@ -42,6 +42,7 @@ KEY_HELP: Final = (
     ("H", "show a hint"),
     ("S", "declare your team stuck (while a card still plays, it asks for a second S)"),
     ("X", "call Nerts! (once your nerts pile is empty)"),
+    ("Shift+1-5", "react: Nice!, Wow!, Oops!, Hot!, GG (click a rival's cards to mute theirs)"),
     ("Esc", "drop the pick, close a panel, or leave (it asks first)"),
     ("F1 or ?", "this help"),
     ("O", "options"),

@@ -33,6 +33,7 @@ from ui.table.layout import (
 )
 from ui.table.mirror import left_handed as mirrored
 from ui.table.pointers import Pointers
+from ui.table.race_flash import RaceFlash
 
 __all__ = ["TableView"]
 
@@ -98,6 +99,8 @@ class TableView:
         """The slots, names and counts under the cards."""
         self.pointers = Pointers(batch, self.mark_group, self.cursor_group, table, own_team)
         """The marks and the other players' cursors over them."""
+        self.race_flash = RaceFlash()
+        """The cards flashing in a race winner's colour (``flash``)."""
         self._size: tuple[int, int] = (0, 0)
 
     # --- layout and sync -----------------------------------------------------------------------
@@ -114,6 +117,7 @@ class TableView:
         self.shown.clear()
         self.flights.clear()
         self.placed.clear()
+        self.race_flash.clear()
         assert self.atlas is not None
         if (self.layout, self.atlas) != before:
             # A new deal at the same size keeps the felt: its 80-odd labels cost a frame of
@@ -233,7 +237,13 @@ class TableView:
                 self._show(key, _lerp(flight.start, flight.end, e))
                 moving = True
         changed = self.pointers.expire(now)
-        return moving or changed
+        held = set(self.flights) | set(self.dragging)
+        flashing = self.race_flash.apply(self.sprites, self.shown, held, now)
+        return moving or changed or flashing
+
+    def flash(self, key: tuple[object, ...], colour: tuple[int, int, int], now: float) -> None:
+        """Flash the card of sprite ``key`` in ``colour``: a race lost to that seat."""
+        self.race_flash.start(key, colour, now)
 
     @property
     def busy(self) -> bool:

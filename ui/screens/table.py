@@ -376,9 +376,9 @@ class TableScreen(Screen):
         self.hud.set_round_line(round_line(self.round_number, table, state, match, self.team))
 
     def _show_scores(self) -> None:
-        quiet = 0.0 if self.read_only else _PANEL_QUIET
+        pacing = (0.0 if self.read_only else _PANEL_QUIET, not self.settings.reduced_motion)
         scores = self.scoreboard.panel(
-            self.match_over, self._next_round, self.leave, self._keep_clear, quiet
+            self.match_over, self._next_round, self.leave, self._keep_clear, *pacing
         )
         if scores is not None:
             self.panels.show_unless_asking(scores)  # the player may be deciding whether to leave

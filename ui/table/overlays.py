@@ -20,6 +20,7 @@ from ui.kit.widgets import Button, Panel, fit, label
 from ui.kit.wording import team_label
 from ui.table.help_page import GAME_LINES, table_sketch
 from ui.table.intents import KEY_HELP
+from ui.table.tally import CountedRow, Tally
 
 __all__ = [
     "PANEL_ALPHA",
@@ -284,10 +285,13 @@ class ScoreOverlay(Overlay):
         quiet: float = 0.0,
         coach: Sequence[tuple[str, Callable[[], None]]] = (),
         rematch: bool = False,
+        count_up: bool = True,
     ) -> None:
         """``coach``: the moments that cost this seat the most (a sentence each, and what
         showing it does: the replay window at that moment); ``rematch``: once the match is over,
-        its button asks the table for a rematch (a LAN table) rather than a new match."""
+        its button asks the table for a rematch (a LAN table) rather than a new match;
+        ``count_up``: the scores count up team by team (``ui.table.tally``; off: reduced
+        motion)."""
         super().__init__(batch, group)
         self.coach = tuple(coach)
         self.table = table
@@ -296,6 +300,8 @@ class ScoreOverlay(Overlay):
         self.ended = ended
         self.match_over = match_over
         self.rematch = rematch
+        self.tally = Tally(clock(), [], count_up)
+        """Counts the scores up; made again at every build, from the same start."""
         self.on_next = on_next
         self.on_menu = on_menu
         self.keep_clear = tuple(keep_clear)
@@ -322,9 +328,11 @@ class ScoreOverlay(Overlay):
         return self._clock() >= self.quiet_until
 
     def wake(self) -> bool:
-        """Light the buttons up once the quiet moment is over; True when that changed them."""
+        """Count the tally on; light the buttons up once the quiet moment is over; True when
+        either changed what is shown."""
+        counted = self.tally.update(self._clock())
         if self._awake or not self.ready():
-            return False
+            return counted
         self._awake = True
         for button in self.buttons:
             button.set_enabled(True)
@@ -339,16 +347,25 @@ class ScoreOverlay(Overlay):
     def content(self, width: int, height: int) -> None:
         teams = len(self.table.team_names)
         coached = 34 + 30 * len(self.coach) if self.coach else 0
-        rect = self.panel(width, height, 820, 250 + teams * 26 + 190 + coached)
+        crowned = 34 if self.match_over else 0
+        rect = self.panel(width, height, 820, 250 + teams * 26 + 190 + coached + crowned)
         next_rect, menu_rect, on_top = self._button_places(rect)
         x0 = rect.x + 24
         number = len(self.match.rounds)
         outcome = self.ended.outcome
         how = f"{outcome.caller} called Nerts" if outcome.caller else "everyone was stuck"
         y = rect.top - 36
+        counted: list[CountedRow] = []
+        finale = None
+        if self.match_over and self.match.winner is not None:
+            winner = team_label(self.table, self.match.winner)
+            finale = (self.text("", x0, y, size=26, bold=True, colour=GOOD), f"{winner} wins!")
+            y -= 34
         self.text(f"Round {number} over: {how}", x0, y, size=22, bold=True, colour=ACCENT)
         y -= 90 if on_top else 40
-        y = self._rows(x0, y)
+        y = self._rows(x0, y, counted)
+        self.tally = Tally(self.tally.start, counted[::-1], self.tally.counting, finale)
+        self.tally.update(self._clock())
         if self.coach:
             y = self._coach_rows(x0, y - 6, rect.w - 48)
         footer_y = rect.y + (24 if on_top else 40)
@@ -387,8 +404,9 @@ class ScoreOverlay(Overlay):
                 return place
         return places[-1]
 
-    def _rows(self, x0: float, y: float) -> float:
-        """The column heads and one row per team, best match total first; the y below them."""
+    def _rows(self, x0: float, y: float, counted: list[CountedRow]) -> float:
+        """The column heads and one row per team, best match total first (its round score and
+        total added to ``counted``); the y below them."""
         table, state, match = self.table, self.state, self.match
         teams = len(table.team_names)
         columns = [
@@ -428,8 +446,12 @@ class ScoreOverlay(Overlay):
                 (f"{scores[name]:+d}{_multiplier(table, name)}", 530),
                 (str(totals[name]), 620),
             ]
-            for value, offset in cells:
+            made = [
                 self.text(value, x0 + offset + (20 if offset == 0 else 0), y, size=15)
+                for value, offset in cells
+            ]
+            suffix = _multiplier(table, name)
+            counted.append(CountedRow(made[4], made[5], scores[name], totals[name], suffix))
             y -= 26
         return y
 

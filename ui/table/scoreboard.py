@@ -118,9 +118,11 @@ class Scoreboard:
         on_menu: Callable[[], None],
         keep_clear: Callable[[], list[Rect]],
         quiet: float,
+        count_up: bool = True,
     ) -> ScoreOverlay | None:
         """The scores panel of the round whose scores are due, once (None: none are); its
-        buttons keep clear of ``keep_clear()``."""
+        buttons keep clear of ``keep_clear()``; ``count_up``: its scores count up (no
+        reduced motion)."""
         event, self.pending = self.pending, None
         if event is None:
             return None
@@ -140,6 +142,7 @@ class Scoreboard:
             clock=self.clock,
             quiet=quiet,
             rematch=isinstance(session, DealOnSession),
+            count_up=count_up,
             coach=self.coach(),
         )
 

@@ -130,6 +130,7 @@ class PointerControl:
             table.share_cursor(x, y, ())
         if table.overlay is None:
             table.hud.highlight(x, y)
+            table.view.point_at(x, y)
             table.dirty = True
 
     def release(self) -> None:

@@ -338,6 +338,42 @@ def _small_card_height(
     return max(small_h, 12.0)
 
 
+def enlarged_area(layout: TableLayout, team: int, card_h: float) -> TeamArea:
+    """Team ``team``'s tableau drawn again at ``card_h`` (the rival the player points at, to
+    read): centred on its block and kept inside the window, below its block when that is along
+    the top, inward of it when it is down a side."""
+    small = layout.teams[team]
+    card_w = card_h * CARD_ASPECT
+    width = _row_span(len(small.work)) * card_w
+    label_h = 18.0
+    height = card_h * 1.9 + label_h
+    margin = max(6.0, 0.012 * min(layout.width, layout.height))
+    x = small.area.x + small.area.w / 2 - width / 2
+    top = small.area.y - margin - label_h
+    if small.area.x < layout.width * 0.2 or small.area.right > layout.width * 0.8:
+        x = small.area.right + margin if small.area.x < layout.width / 2 else small.area.x - width
+        top = small.area.top - label_h
+    x = min(max(x, margin), layout.width - margin - width)
+    top = min(max(top, height + margin - label_h), layout.height - margin - label_h)
+    return _team_area(
+        team,
+        False,
+        x,
+        top,
+        card_w,
+        card_h,
+        len(small.work),
+        label_h,
+        top - card_h * 1.9,
+        top - height,
+    )
+
+
+def area_placements(area: TeamArea, tableau: Tableau) -> list[Placement]:
+    """The cards of one team's tableau drawn in ``area`` (as ``placements`` draws them)."""
+    return _team_placements(area, tableau)
+
+
 def placements(layout: TableLayout, state: State) -> list[Placement]:
     """Every card to draw for ``state``, bottom layer first within each pile."""
     out: list[Placement] = []

@@ -32,6 +32,7 @@ from ui.table.layout import (
     placements,
 )
 from ui.table.mirror import left_handed as mirrored
+from ui.table.peek import RivalPeek
 from ui.table.pointers import Pointers
 from ui.table.race_flash import RaceFlash
 
@@ -101,6 +102,8 @@ class TableView:
         """The marks and the other players' cursors over them."""
         self.race_flash = RaceFlash()
         """The cards flashing in a race winner's colour (``flash``)."""
+        self.peek = RivalPeek(batch, parent)
+        """The rival block the pointer is over, enlarged (``point_at``)."""
         self._size: tuple[int, int] = (0, 0)
 
     # --- layout and sync -----------------------------------------------------------------------
@@ -181,6 +184,19 @@ class TableView:
             self.placed.pop(key, None)
             self.dragging.pop(key, None)
         self.felt.update(layout, state)
+        if self.peek.team is not None:
+            self.peek.sync(layout, state, self._own_size)
+
+    def point_at(self, x: float, y: float) -> bool:
+        """The pointer moved to (x, y): enlarge the rival block under it; True when that
+        changed what is drawn."""
+        if self.layout is None or self.state is None or self.atlas is None:
+            return False
+        return self.peek.point(self.layout, self.state, self._own_size, x, y)
+
+    def _own_size(self, card: object) -> Any:
+        assert self.atlas is not None
+        return self.atlas.region("own", card)
 
     def _add_sprite(self, placement: Placement, now: float, animate: bool) -> None:
         """A card that was not on the table: it appears, or flies in from where it was dealt."""
@@ -310,6 +326,7 @@ class TableView:
         self.sprites.clear()
         self.felt.delete()
         self.pointers.delete()
+        self.peek.delete()
         if self.atlas is not None:
             self.atlas.delete()
             self.atlas = None

@@ -38,9 +38,11 @@ __all__ = [
     "clickable_piles",
     "compute_layout",
     "drop_targets",
+    "enlarged_area",
     "pile_at",
     "placements",
     "side_counts",
+    "team_placements",
 ]
 
 CARD_ASPECT: Final = 0.7
@@ -369,16 +371,11 @@ def enlarged_area(layout: TableLayout, team: int, card_h: float) -> TeamArea:
     )
 
 
-def area_placements(area: TeamArea, tableau: Tableau) -> list[Placement]:
-    """The cards of one team's tableau drawn in ``area`` (as ``placements`` draws them)."""
-    return _team_placements(area, tableau)
-
-
 def placements(layout: TableLayout, state: State) -> list[Placement]:
     """Every card to draw for ``state``, bottom layer first within each pile."""
     out: list[Placement] = []
     for area in layout.teams:
-        out += _team_placements(area, state.teams[area.team])
+        out += team_placements(area, state.teams[area.team])
     for index, (cards, owners) in enumerate(zip(state.f_cards, state.f_owners)):
         rect = layout.foundation_rect(index)
         start = max(len(cards) - 2, 0)
@@ -485,7 +482,7 @@ def _row_span(work: int) -> float:
     return 1 + work + 1 + 1.6 + (work + 2) * 0.16 + 0.9
 
 
-def _team_placements(area: TeamArea, tableau: Tableau) -> list[Placement]:
+def team_placements(area: TeamArea, tableau: Tableau) -> list[Placement]:
     """One team's cards: its nerts pile (two backs under the top card), a back for its stock,
     the top three of its waste fanned, and its work piles."""
     out: list[Placement] = []

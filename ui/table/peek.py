@@ -17,7 +17,7 @@ from ui.kit.geometry import Rect
 from ui.kit.theme import PANEL, TEXT
 from ui.kit.widgets import label
 from ui.kit.wording import team_label
-from ui.table.layout import TableLayout, area_placements, enlarged_area
+from ui.table.layout import TableLayout, enlarged_area, team_placements
 
 __all__ = ["PEEK_SHARE", "RivalPeek"]
 
@@ -74,7 +74,7 @@ class RivalPeek:
         self._items.append(
             label(self.batch, self.card_group, name, area.label[0], area.label[1], 13, colour=TEXT)
         )
-        for placement in area_placements(area, state.teams[self.team]):
+        for placement in team_placements(area, state.teams[self.team]):
             card: object = placement.card if placement.card is not None else ("back", self.team)
             image = region(card)
             sprite = pyglet.sprite.Sprite(image, batch=self.batch, group=self.card_group)

@@ -4,6 +4,8 @@ type; with reduced motion everything stands at once."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -77,11 +79,13 @@ def test_the_scoreboard_counts_up_and_crowns_the_winner(harness: Harness) -> Non
     you = next(r for r in panel.tally.rows if r.score > 0)
     assert panel.match_over and you.round_cell.text == "…"  # the leader is counted last
     texts = [item.text for item in panel.items if hasattr(item, "text")]
-    assert "You wins!" not in texts
+    assert "You win!" not in texts
     for _ in range(int(3 * ROW_SECONDS * 30) + 5):
         harness.frame(1 / 30)
     assert you.round_cell.text == f"{you.score:+d}" and you.total_cell.text == str(you.total)
-    assert any(getattr(item, "text", "") == "You wins!" for item in panel.items)
+    assert any(getattr(item, "text", "") == "You win!" for item in panel.items)
+    if os.environ.get("NERTS_SCREENSHOTS"):  # docs/: what the README shows
+        harness.save(Path(os.environ["NERTS_SCREENSHOTS"]) / "round-end.png")
 
 
 def test_with_reduced_motion_the_scores_stand_at_once(harness: Harness) -> None:
@@ -90,4 +94,4 @@ def test_with_reduced_motion_the_scores_stand_at_once(harness: Harness) -> None:
     screen = _match_point(harness)
     panel = _scores_up(harness, screen)
     assert all(r.round_cell.text == f"{r.score:+d}" for r in panel.tally.rows)
-    assert any(getattr(item, "text", "") == "You wins!" for item in panel.items)
+    assert any(getattr(item, "text", "") == "You win!" for item in panel.items)

@@ -160,3 +160,11 @@ def test_a_lan_team_is_called_by_its_players_not_its_colour() -> None:
     table = state.table
     assert [team_label(table, i) for i in range(2)] == ["Ann", "Bo & Cy"]
     assert team_label(table, "Blue") == "Bo & Cy"
+
+
+def test_a_winner_is_named_in_good_english() -> None:
+    from ui.kit.wording import wins
+
+    assert wins("Ann") == "Ann wins"
+    assert wins("You") == "You win"
+    assert wins("Ann & Bo") == "Ann & Bo win"

@@ -29,6 +29,7 @@ __all__ = [
     "refusal",
     "stocks_rotated",
     "team_label",
+    "wins",
 ]
 
 TABLE_PAUSED: Final = "Waiting for the table…"
@@ -130,6 +131,11 @@ def lost_race(action: Action | None, winner: str | None, margin_us: int | None =
     if margin_us < 1_000_000:
         return f"{said} by {round(margin_us / 1000)} ms"
     return f"{said} by {margin_us / 1_000_000:.1f} s"
+
+
+def wins(team: str) -> str:
+    """``team`` (as ``team_label`` calls it) won: "Ann wins", "You win", "Ann & Bo win"."""
+    return f"{team} win" if team == "You" or " & " in team else f"{team} wins"
 
 
 def team_label(table: Table, team: int | str) -> str:

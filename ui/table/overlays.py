@@ -17,7 +17,7 @@ from ui.config import CARD_SIZES, READOUTS, Settings
 from ui.kit.geometry import Rect
 from ui.kit.theme import ACCENT, GOOD, TEXT, TEXT_DIM, team_rgb
 from ui.kit.widgets import Button, Panel, fit, label
-from ui.kit.wording import team_label
+from ui.kit.wording import team_label, wins
 from ui.table.help_page import GAME_LINES, table_sketch
 from ui.table.intents import KEY_HELP
 from ui.table.tally import CountedRow, Tally
@@ -359,7 +359,7 @@ class ScoreOverlay(Overlay):
         finale = None
         if self.match_over and self.match.winner is not None:
             winner = team_label(self.table, self.match.winner)
-            finale = (self.text("", x0, y, size=26, bold=True, colour=GOOD), f"{winner} wins!")
+            finale = (self.text("", x0, y, size=26, bold=True, colour=GOOD), f"{wins(winner)}!")
             y -= 34
         self.text(f"Round {number} over: {how}", x0, y, size=22, bold=True, colour=ACCENT)
         y -= 90 if on_top else 40
@@ -466,8 +466,8 @@ class ScoreOverlay(Overlay):
                 for n, d in sorted(differences.items(), key=lambda kv: -kv[1])
                 if d
             )
-            winner = team_label(table, match.winner)
-            self.text(f"{winner} wins the match!  {behind}", x0, y, size=17, bold=True, colour=GOOD)
+            winner = wins(team_label(table, match.winner))
+            self.text(f"{winner} the match!  {behind}", x0, y, size=17, bold=True, colour=GOOD)
             return "Rematch (Enter)" if self.rematch else "New match (Enter)"
         self.text(f"First to {match.target} wins the match.", x0, y, size=14, colour=TEXT_DIM)
         return "Next round (Enter)"

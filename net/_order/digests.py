@@ -47,6 +47,7 @@ class EntryDigests:
         self._cum: dict[str, list[int]] = {}
         self._floor: dict[str, tuple[int, int]] = {}  # author -> (base, value there)
         self._start = 0  # a joiner holds no entry stamped at or below its marker
+        self._born: dict[str, int] = {}  # a member added later: the marker that added it
         self._confirmed: dict[str, dict[str, int]] = {}
         self._waiting: dict[tuple[str, str], list[tuple[int, int, bytes]]] = {}
         self._bases: dict[str, int] = {}
@@ -56,7 +57,8 @@ class EntryDigests:
 
     def add(self, entry: LogEntry) -> None:
         """An entry we hold from now on (ours, received or relayed)."""
-        if not self.enabled or entry.ts <= self._floor.get(entry.peer, (self._start, 0))[0]:
+        floor = self._floor.get(entry.peer, (self._start, 0))[0]
+        if not self.enabled or entry.ts <= max(floor, self._born.get(entry.peer, 0)):
             return
         stamps = self._ts.setdefault(entry.peer, [])
         cums = self._cum.setdefault(entry.peer, [])
@@ -78,16 +80,27 @@ class EntryDigests:
         """A joiner holds the entries stamped above `base` only."""
         self._start = base
 
+    def added(self, peer: str, marker: int) -> None:
+        """Member `peer` was added at `marker`: its entries (this incarnation's) come after it;
+        entries of an earlier incarnation of the same id count no more."""
+        self.forget(peer)
+        self._born[peer] = marker
+
     def forget(self, peer: str) -> None:
         """Member `peer` was removed: neither its entries nor its reports matter any more."""
-        for table in (self._ts, self._cum, self._floor, self._confirmed, self._bases):
+        for table in (self._ts, self._cum, self._floor, self._confirmed, self._bases, self._born):
             table.pop(peer, None)
+        for confirmed in self._confirmed.values():
+            confirmed.pop(peer, None)
         for key in [k for k in self._waiting if peer in k]:
             del self._waiting[key]
 
     def value(self, author: str, base: int, upto: int) -> int | None:
         """Our digest of `author`'s entries in (base, upto], None if we cannot tell."""
         floor, at_floor = self._floor.get(author, (self._start, 0))
+        born = self._born.get(author, 0)
+        if base < born:
+            base = born  # none of its entries lies below
         if base < floor:
             return None
         stamps, cums = self._ts.get(author, []), self._cum.get(author, [])

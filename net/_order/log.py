@@ -195,6 +195,7 @@ class OrderedLog:
     def add_member(self, peer: str, marker_key: Key) -> None:
         """A member added by the view change at `marker_key`."""
         self._since[peer] = marker_key
+        self._digests.added(peer, marker_key[0])
         self.track(peer)
         self._member_from[peer] = MAX_INT  # until its marker is stable
 
@@ -291,10 +292,12 @@ class OrderedLog:
 
     def entries_of(self, author: str, low: int, high: int) -> list[LogEntry]:
         """Our pending entries of `author` stamped in (low, high], in timestamp order."""
+        since = self._since.get(author, (0, ""))
         found = [
             e
             for (ts, peer), e in self._pending.items()
-            if peer == author and low < ts <= high and isinstance(e, LogEntry)
+            if peer == author and low < ts <= high and (ts, peer) > since
+            if isinstance(e, LogEntry)
         ]
         return sorted(found, key=lambda e: e.ts)
 

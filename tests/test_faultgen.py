@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 
 from nerts_lan.cli.main import main
+from nerts_lan.lab.faults import malicious
 from nerts_lan.lab.faults.generators import GENERATORS
 from nerts_lan.lab.faults.oracle import StableOracle
-from nerts_lan.lab.faults.run import FAST_TIMERS, QUIET_AFTER, SETTLED_FOR
+from nerts_lan.lab.faults.run import FAST_TIMERS, QUIET_AFTER, SETTLED_FOR, FaultTable
+from net import CoreConfig
 from net._order.messages import Heartbeat, decode_message
 from net.events import EntriesStabilized, LogEntry, MemberExcluded, SnapshotInstalled
 from net.testing.simnet import HashChainApp, LinkModel, SimNetwork
@@ -263,19 +265,36 @@ def test_the_budget_mode_runs_seeds_in_parallel_and_prints_a_table_per_generator
         assert lane["seeds"] == lane["next_seed"] >= 1 and lane["forks"] == 0
 
 
+UNCHECKED = "equivocate-unchecked"
+"""A test-only generator that forks every seed: `equivocate` at a table that checks nothing."""
+
+
+def _unchecked_equivocation(seed: int, config: CoreConfig) -> FaultTable:
+    """The equivocating member of `equivocate`, at a table whose cores sign and check nothing
+    (no digests, no proofs): each half stabilises its own entry at one key, a fork."""
+
+    def unsigned(*args: Any, **options: Any) -> FaultTable:
+        return FaultTable(*args, **{**options, "signed": False})
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(malicious, "FaultTable", unsigned)
+        return malicious.equivocate(seed, config)
+
+
 @pytest.mark.sim
 def test_a_seed_that_fails_in_the_budget_mode_is_listed_kept_and_exits_1(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Every equivocation seed fails today (tests/test_faultgen_runs.py); resume at seed 0.
+    # No generator fails any more: one made to fail on purpose, for this test only.
+    monkeypatch.setitem(GENERATORS, UNCHECKED, _unchecked_equivocation)
     state = tmp_path / "sweep.json"
     lane = {"next_seed": 0, "seeds": 5, "forks": 1, "failing": [3]}
-    state.write_text(json.dumps({"version": 1, "lanes": {"equivocate/fast": lane}}), "utf-8")
-    status, summary = _budget(capsys, "0.1s", "--state", str(state), "equivocate")
+    state.write_text(json.dumps({"version": 1, "lanes": {f"{UNCHECKED}/fast": lane}}), "utf-8")
+    status, summary = _budget(capsys, "0.1s", "--state", str(state), UNCHECKED)
     assert status == 1
-    row = summary["equivocate/fast"]
+    row = summary[f"{UNCHECKED}/fast"]
     assert row["ran"] >= 1 and row["failed_now"][0] == 0
-    saved = _lanes(state)["equivocate/fast"]
+    saved = _lanes(state)[f"{UNCHECKED}/fast"]
     assert saved["failing"][:2] == [0, 3] and saved["seeds"] == 5 + row["ran"]
     assert saved["forks"] >= 1
 

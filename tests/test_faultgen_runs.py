@@ -52,6 +52,11 @@ FAILED_BEFORE: dict[str, list[int]] = {
     # liar's choosing; pass since a leave needs the leaver's signed notice (issue 24)
     # 42, 57, 193, 352 forked unsigned in a 15-minute budget sweep (seeds 0-430); pass signed
     "forged": [0, 6, 10, 203, 250, 253, 3013, 3086, 3110, 29, 71, 42, 57, 193, 352],
+    # issue 24: every seed forked (each half of the table stabilised its own entry of the
+    # equivocator at one key: 0 and 1 were strict xfails, 3000-4999 a 3,236-seed sweep); pass
+    # since every frame carries digests of each author's entries and a mismatch leads to a
+    # two-entry proof (seeds 0-99 swept)
+    "equivocate": [0, 1, 3000, 3001, 4999],
     # issue 24: a long one-way delay looked like a clock held back (no round trip closed while
     # the receiver was frozen in a view change): both ends convicted each other and one laptop
     # waited for good in a view the other left (28, 3008, 420), or diverged (3204). They pass
@@ -60,13 +65,9 @@ FAILED_BEFORE: dict[str, list[int]] = {
     "asymmetric": [28, 3008, 3204, 420],
 }
 
-# Seeds that still fail: an author may tell different members different entries under one key
-# (every equivocation seed; entry digests in `seen` would fix them). strict: once fixed, they
-# pass and the mark must go.
-FAILING_TODAY: dict[str, list[int]] = {
-    # equivocate: every seed of a 3,236-seed sweep of 3000-4999 at issue 15's stop
-    "equivocate": [0, 1],
-}
+# Seeds that still fail (none since issue 24's equivocation digests), as strict xfails: once
+# fixed, they pass and the mark must go.
+FAILING_TODAY: dict[str, list[int]] = {}
 
 SAMPLE: dict[str, list[int]] = {name: [0, 1] for name in GENERATORS}
 SAMPLE.update({"duplicates": [0, 2], "rolling": [0, 9], "forged": [1, 2], "equivocate": []})

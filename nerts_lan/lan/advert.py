@@ -31,10 +31,10 @@ __all__ = [
 ]
 
 SERVICE_TYPE = "_nerts._tcp.local."
-PROTOCOL = 3
+PROTOCOL = 4
 """The game's wire protocol version, in the mDNS advert and in every connection's hello (2: peer
 keys, signed actions; 3: signed votes, decisions and expulsions carrying their certificate,
-signed leaves)."""
+signed leaves; 4: digests of each author's entries in every frame, evidence of equivocation)."""
 
 DEFAULT_PORT = 7777
 """The TCP port a table listens on when it is free (else any free port, shown in the host's

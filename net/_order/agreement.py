@@ -69,6 +69,9 @@ class AgreementHost(Protocol):
     def is_member(self) -> bool:
         """True while this core is a member (not expelled nor left)."""
 
+    def caps(self, view: Mapping[str, int]) -> dict[str, int]:
+        """The highest cut of each member of `view` we hold a proof of equivocation against."""
+
 
 class Timeouts(NamedTuple):
     """The silences after which a member is suspected and, on grounds, excluded; `retry` is how
@@ -440,7 +443,8 @@ class ViewAgreement:
         holds_state = self._log.stable_count is not None
         promise = _promise(out, ts, self._members.epoch, voter, grounds, entries, holds_state)
         heard = {p: dict(m.observed) for p, m in sorted(self._frozen_peers.items()) if m.observed}
-        return replace(promise, heard=heard) if heard else promise
+        caps = self._host.caps(view)
+        return replace(promise, heard=heard, caps=caps) if heard or caps else promise
 
     def _observed(self) -> dict[str, int]:
         view, me = self._members.view, self._out.peer_id

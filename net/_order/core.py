@@ -27,7 +27,7 @@ hands it to the part it concerns, and after every input runs the parts in a fixe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
@@ -35,6 +35,8 @@ from typing import Final
 from net._identity import owns
 from net._order.agreement import Timeouts, ViewAgreement
 from net._order.clock import DEFAULT_BOUND
+from net._order.digests import EntryDigests
+from net._order.evidence import Equivocations
 from net._order.guard import FrameGuard
 from net._order.joining import JoinAttempt
 from net._order.liveness import Liveness
@@ -137,12 +139,15 @@ class OrderingCore:
         # The parts, each owning its state (see docs/protocol.md).
         beat = cfg.heartbeat_interval
         self._out = out = Outbox(peer_id, incarnation, now, beat, identity, cfg.clock_bound)
-        self._log = log = OrderedLog(self._out, joining=join, salt=salt)
+        self._digests = digests = EntryDigests(enabled=identity is not None)
+        self._log = log = OrderedLog(self._out, joining=join, salt=salt, digests=digests)
+        out.bind_digests(lambda seen: digests.frame_digests(log.base(), seen))
         self._liveness = Liveness(self._out, cfg.heartbeat_interval, cfg.ack_delay)
         timeouts = Timeouts(cfg.suspect_timeout, cfg.exclude_timeout, cfg.suspect_timeout)
         view = {} if join else {p: 0 for p in [*others, peer_id]}
         self._members = Membership(self._out, self._log, self._liveness, view)
-        host = _AgreementHost(expel=self._expel, is_member=self._is_member)
+        self._proofs = Equivocations(out, log, digests, self._ignore)
+        host = _AgreementHost(self._expel, self._is_member, self._proofs.caps)
         self._agreement = ViewAgreement(out, log, self._liveness, self._members, host, timeouts)
         self._transfer = SnapshotTransfer(self._out, self._log, cfg.snapshot_timeout)
         self._hashes = StateHashes(self._out, cfg.hash_window)
@@ -150,12 +155,10 @@ class OrderingCore:
         self._guard = FrameGuard(cfg.max_clock_jump, self._out.table, self._out.emit)
         self._joining = JoinAttempt(out, others, cfg.join_retry_interval, predecessor, recovered)
         self._recovery = Recovery(self._out, self._transfer, recovered, cfg.snapshot_timeout)
-        self._frames = MemberFrames(
-            FrameParts(
-                self._out, self._log, self._liveness, self._agreement, self._members,
-                self._transfer, self._recovery, self._record_hash, self._expel,
-            )
-        )  # fmt: skip
+        self._frames = MemberFrames(FrameParts(
+            self._out, self._log, self._liveness, self._agreement, self._members,
+            self._transfer, self._recovery, self._record_hash, self._expel, self._proofs,
+        ))  # fmt: skip
         self._timers = MemberTimers(
             TimerParts(
                 self._out, self._liveness, self._members, self._agreement, self._guard,
@@ -189,17 +192,9 @@ class OrderingCore:
         passes the stable prefix it kept on disk (`recovered`, from a `durable_position()` and
         the application's state there); see "Recovery from durable prefixes"."""
         return cls(
-            peer_id,
-            contacts,
-            now,
-            config,
-            incarnation,
-            join=True,
-            identity=identity,
-            predecessor=predecessor,
-            recovered=recovered,
-            salt=salt,
-        )
+            peer_id, contacts, now, config, incarnation, join=True, identity=identity,
+            predecessor=predecessor, recovered=recovered, salt=salt,
+        )  # fmt: skip
 
     # --- public API -------------------------------------------------------------------------
 
@@ -387,6 +382,10 @@ class OrderingCore:
     def _is_member(self) -> bool:
         return self.phase is Phase.MEMBER
 
+    def _ignore(self, peer: str, inc: int) -> None:
+        """A proven equivocator: ignore it (a violator, so we observe it for removal)."""
+        self._guard.poison(peer, inc)
+
     # --- private: frame handling ------------------------------------------------------------
 
     def _handle(self, peer: str, msg: Message) -> None:
@@ -429,7 +428,7 @@ class OrderingCore:
         out.merge_clock(msg.ts)
         self._liveness.heard(peer, out.now)
         self._liveness.recovered(peer)
-        self._log.heard(peer, msg.ts, msg.seen, members.view)
+        self._log.heard(peer, msg.ts, msg.seen, members.view, msg.digests)
         self._on_member_frame(peer, msg)
 
     def _is_live(self, peer: str, inc: int) -> bool:
@@ -493,6 +492,8 @@ class OrderingCore:
         members = self._members
         self._agreement.reconsider()
         self._stabilize()
+        self._proofs.answer_mismatches(members.view)
+        self._digests.prune(self._log.base(), lambda: list(members.view))
         self._log.flush_batch()
         self._transfer.serve_requests(members.view)
         self._transfer.try_install(members.view)
@@ -513,6 +514,7 @@ class _AgreementHost:
 
     expel: Callable[[int], None]
     is_member: Callable[[], bool]
+    caps: Callable[[Mapping[str, int]], dict[str, int]]
 
 
 def _checked_others(

@@ -11,6 +11,7 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from net._order.digests import EntryDigests
 from net._order.messages import Snapshot
 from net._order.outbox import Outbox
 from net._order.wirefields import MAX_INT, REASON_LEFT, Removal, Seen
@@ -69,8 +70,16 @@ class OrderedLog:
     the others, since when it is a member), the stable position, and the delivery of stable
     items, held back while a snapshot is awaited."""
 
-    def __init__(self, outbox: Outbox, *, joining: bool, salt: bytes = b"") -> None:
+    def __init__(
+        self,
+        outbox: Outbox,
+        *,
+        joining: bool,
+        salt: bytes = b"",
+        digests: EntryDigests | None = None,
+    ) -> None:
         self._out = outbox
+        self._digests = digests or EntryDigests(enabled=False)
         self._salt = salt
         self._pending: dict[Key, LogEntry | Marker] = {}
         self._heap: list[Rank] = []
@@ -120,6 +129,8 @@ class OrderedLog:
         key = item.key
         self._pending[key] = item
         heapq.heappush(self._heap, self.rank(key))
+        if isinstance(item, LogEntry):
+            self._digests.add(item)
 
     def on_entry(self, entry: LogEntry) -> None:
         """Take in a remote entry unless we have it already."""
@@ -184,6 +195,7 @@ class OrderedLog:
     def add_member(self, peer: str, marker_key: Key) -> None:
         """A member added by the view change at `marker_key`."""
         self._since[peer] = marker_key
+        self._digests.added(peer, marker_key[0])
         self.track(peer)
         self._member_from[peer] = MAX_INT  # until its marker is stable
 
@@ -194,6 +206,7 @@ class OrderedLog:
         self.stable_epoch = marker.epoch
         self._since = {p: marker_key for p in marker.additions}
         self._join_marker = marker
+        self._digests.start_at(marker.ts - 1)
 
     def forget(self, peer: str) -> None:
         """Member `peer` was removed."""
@@ -201,16 +214,25 @@ class OrderedLog:
             table.pop(peer, None)
         self._frozen.discard(peer)
         self._member_from.pop(peer, None)
+        self._digests.forget(peer)
 
     def forget_reports_about(self, removed: Mapping[str, Removal]) -> None:
         for reports in self._reports.values():
             for target in removed:
                 reports.pop(target, None)
 
-    def heard(self, peer: str, ts: int, seen: Seen, view: Mapping[str, int]) -> None:
-        """A frame of member `peer` stamped `ts` carrying `seen`."""
+    def heard(
+        self,
+        peer: str,
+        ts: int,
+        seen: Seen,
+        view: Mapping[str, int],
+        digests: tuple[int, tuple[bytes, ...]] | None = None,
+    ) -> None:
+        """A frame of member `peer` stamped `ts` carrying `seen` (and its `digests`)."""
         if peer in self._frozen:
             return
+        self._digests.report(peer, seen, digests)
         self._frontier[peer] = ts
         reports = self._reports.setdefault(peer, {})
         for author, (author_inc, author_ts) in seen.items():
@@ -263,6 +285,25 @@ class OrderedLog:
 
     def member_from(self, peer: str) -> int:
         return self._member_from.get(peer, 0)
+
+    def base(self) -> int:
+        """The base of our frames' digests: every entry stamped at or below it is stable here."""
+        return max(0, self.last_stable_key[0] - 1)
+
+    def entries_of(self, author: str, low: int, high: int) -> list[LogEntry]:
+        """Our pending entries of `author` stamped in (low, high], in timestamp order."""
+        since = self._since.get(author, (0, ""))
+        found = [
+            e
+            for (ts, peer), e in self._pending.items()
+            if peer == author and low < ts <= high and (ts, peer) > since
+            if isinstance(e, LogEntry)
+        ]
+        return sorted(found, key=lambda e: e.ts)
+
+    def pending_entry(self, key: Key) -> LogEntry | None:
+        item = self._pending.get(key)
+        return item if isinstance(item, LogEntry) else None
 
     def seen(self, view: Mapping[str, int]) -> dict[str, tuple[int, int]]:
         """The ``seen`` vector of our next frame."""
@@ -373,6 +414,10 @@ class OrderedLog:
                 return False
             if author_required and peer != author and self._reports[peer].get(author, 0) < ts:
                 return False
+            if author_required and peer != author and self._digests.enabled:
+                reached = MAX_INT if author == peer_id else self._frontier.get(author, 0)
+                if self._digests.confirmed(peer, author, reached) < ts:
+                    return False  # not confirmed with the same entries of the author
         return True
 
     def _announce(

@@ -6,7 +6,8 @@ Every frame is one msgpack map ``{"v": PROTOCOL_VERSION, "k": kind, "ts": ..., "
 on each link), ``inc`` the sender's incarnation and ``seen`` maps each member the sender knows to
 ``[incarnation, highest timestamp received from it]``. ``tt`` is the sender's table time when it
 sent the frame (absent until it is synchronised) and ``age`` maps members in ``seen`` to how many
-microseconds ago the sender received the frame reported there (see net/_order/clock.py).
+microseconds ago the sender received the frame reported there (see net/_order/clock.py), and
+``dg`` (at a signed table) digests of what it holds of each author in ``seen``.
 
 `decode_message` trusts nothing: sizes, nesting, types, ranges and the exact set of fields are
 checked, and any failure raises `RemoteProtocolError` naming the field.
@@ -24,11 +25,13 @@ from net._codec import UndecodableError, UnpackLimits, undecodable_reason, unpac
 from net._order.payloads import check_payload, normalize_payload
 from net._order.wirefields import (
     DEFAULT_LIMITS,
+    FIELD_ENCODERS,
     Limits,
     Removal,
     Seen,
     check_bool,
     check_certificate,
+    check_digests,
     check_entry_list,
     check_int,
     check_map,
@@ -38,6 +41,7 @@ from net._order.wirefields import (
     check_removals,
     check_seen,
     check_value,
+    encode_seen,
 )
 from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import LogEntry, Payload
@@ -47,6 +51,7 @@ __all__ = [
     "Accept",
     "Accepted",
     "Action",
+    "Evidence",
     "Expulsion",
     "Heartbeat",
     "JoinRequest",
@@ -64,7 +69,7 @@ __all__ = [
     "normalize_payload",
 ]
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,7 @@ class Message:
     seen: Seen
     table_time: int | None = field(default=None, kw_only=True, compare=False)
     ages: Mapping[str, int] = field(default_factory=dict, kw_only=True, compare=False)
+    digests: tuple[int, tuple[bytes, ...]] | None = field(default=None, kw_only=True, compare=False)
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,7 @@ class Promise(Message):
     false for a joiner still waiting for its snapshot (and a returning incarnation's vote).
     `heard` passes on what the other members it got promises from observe (their `observed`):
     a proposer cut off from one of them still learns that it observes the proposer silent.
+    `caps` bounds the cut of each author it holds a proof of equivocation of (below it).
     """
 
     epoch: int
@@ -155,6 +162,18 @@ class Promise(Message):
     entries: tuple[LogEntry, ...]
     holds_state: bool = True
     heard: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    caps: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Evidence(Message):
+    """Entries of `author` (incarnation `author_incarnation`), each with its proof: the
+    sender's own copies, after a mismatch of digests, or two entries at one key with different
+    payloads, a proof of equivocation (net/_order/evidence.py)."""
+
+    author: str
+    author_incarnation: int
+    entries: tuple[LogEntry, ...]
 
 
 @dataclass(frozen=True)
@@ -242,10 +261,13 @@ class Expulsion(Message):
 
 
 def encode_message(
-    message: Message, table_time: int | None = None, ages: Mapping[str, int] | None = None
+    message: Message,
+    table_time: int | None = None,
+    ages: Mapping[str, int] | None = None,
+    digests: tuple[int, tuple[bytes, ...]] | None = None,
 ) -> bytes:
     """Encode one message as a frame (raises `LocalProtocolError` on an unknown type);
-    `table_time` and `ages`, when given, replace the message's own clock fields."""
+    `table_time`, `ages` and `digests`, when given, replace the message's own."""
     kind = _KIND_OF.get(type(message))
     if kind is None:
         raise LocalProtocolError(f"cannot encode {type(message).__name__}")
@@ -254,7 +276,7 @@ def encode_message(
         "k": kind,
         "ts": message.ts,
         "inc": message.incarnation,
-        "seen": _encode_seen(message.seen),
+        "seen": encode_seen(message.seen),
     }
     table_time = message.table_time if table_time is None else table_time
     ages = message.ages if ages is None else ages
@@ -262,12 +284,15 @@ def encode_message(
         obj["tt"] = table_time
     if ages:
         obj["age"] = dict(sorted(ages.items()))
+    digests = message.digests if digests is None else digests
+    if digests is not None:
+        obj["dg"] = [digests[0], list(digests[1])]
     # The fields of each kind follow the header in the order the dataclass declares them.
     for spec in fields(message)[len(_HEADER_FIELDS) :]:
         value = getattr(message, spec.name)
         if value is None and spec.name in _OPTIONAL.get(kind, ()):
             continue
-        encode = _FIELD_ENCODERS.get(spec.name)
+        encode = FIELD_ENCODERS.get(spec.name)
         obj[spec.name] = value if encode is None else encode(value)
     data: bytes = msgpack.packb(obj, use_bin_type=True)
     return data
@@ -328,63 +353,25 @@ _KIND_OF: Final[dict[type[Message], str]] = {
     SnapshotRequest: "snapreq",
     Snapshot: "snapshot",
     Expulsion: "expel",
+    Evidence: "evidence",
 }
 
 _RECENTLY_DECODED_CAP: Final = 64  # frames kept by `decode_message`, emptied at the cap
 _RECENTLY_DECODED: dict[bytes, tuple[Limits, Message]] = {}
 _HEADER: Final = frozenset({"v", "k", "ts", "inc", "seen"})
-_OPTIONAL_HEADER: Final = frozenset({"tt", "age"})
+_OPTIONAL_HEADER: Final = frozenset({"tt", "age", "dg"})
 _OPTIONAL: Final[dict[str, frozenset[str]]] = {
     "action": frozenset({"proof"}),
     "leave": frozenset({"proof"}),
     "accepted": frozenset({"proof"}),
 }
 """Fields a frame of that kind may leave out (a None value is not sent)."""
-_HEADER_FIELDS: Final = ("ts", "incarnation", "seen", "table_time", "ages")
+_HEADER_FIELDS: Final = ("ts", "incarnation", "seen", "table_time", "ages", "digests")
 # Each kind's fields on the wire are its dataclass's, by name, after the header.
 _FIELDS: Final[dict[str, frozenset[str]]] = {
     kind: frozenset(spec.name for spec in fields(cls)[len(_HEADER_FIELDS) :])
     - _OPTIONAL.get(kind, frozenset())
     for cls, kind in _KIND_OF.items()
-}
-
-
-def _encode_removals(removals: Mapping[str, Removal]) -> dict[str, list[object]]:
-    return {
-        peer: [r.incarnation, r.ts, r.reason] + ([] if r.proof is None else [r.proof])
-        for peer, r in sorted(removals.items())
-    }
-
-
-def _encode_entries(entries: tuple[LogEntry, ...]) -> list[list[object]]:
-    # A signed entry carries its author's proof, so that anyone can check it whoever relays it.
-    return [
-        [e.ts, e.peer, e.payload] if e.proof is None else [e.ts, e.peer, e.payload, e.proof]
-        for e in entries
-    ]
-
-
-def _encode_seen(seen: Seen) -> dict[str, list[int]]:
-    return {peer: [inc, ts] for peer, (inc, ts) in sorted(seen.items())}
-
-
-def _encode_peer_ints(values: Mapping[str, int]) -> dict[str, int]:
-    return dict(sorted(values.items()))
-
-
-# How a message field goes on the wire when it is not sent as it is (maps sorted by peer id).
-_FIELD_ENCODERS: Final[dict[str, Callable[[Any], object]]] = {
-    "removals": _encode_removals,
-    "entries": _encode_entries,
-    "additions": _encode_peer_ints,
-    "members": _encode_peer_ints,
-    "observed": _encode_peer_ints,
-    "frozen": _encode_seen,
-    "reasons": _encode_removals,
-    "value_removals": _encode_removals,
-    "value_additions": _encode_peer_ints,
-    "certificate": lambda certificate: dict(sorted(certificate.items())),
-    "heard": lambda heard: {p: dict(sorted(o.items())) for p, o in sorted(heard.items())},
 }
 
 
@@ -422,6 +409,8 @@ def _parse(obj: object, limits: Limits) -> Message:
         object.__setattr__(message, "table_time", check_int(obj["tt"], "tt", 0))
     if "age" in obj:
         object.__setattr__(message, "ages", check_peer_ints(obj["age"], "age", limits))
+    if "dg" in obj:
+        object.__setattr__(message, "digests", check_digests(obj["dg"], len(header.seen)))
     return message
 
 
@@ -494,6 +483,7 @@ def _decode_promise(f: _Fields, h: _Header, limits: Limits) -> Message:
             )
             for peer, observed in check_map(f["heard"], "promise.heard").items()
         },
+        check_peer_ints(f["caps"], "promise.caps", limits),
     )
 
 
@@ -573,6 +563,15 @@ def _decode_expel(f: _Fields, h: _Header, limits: Limits) -> Message:
     )
 
 
+def _decode_evidence(f: _Fields, h: _Header, limits: Limits) -> Message:
+    return Evidence(
+        *h,
+        check_peer(f["author"], "evidence.author", limits),
+        check_int(f["author_incarnation"], "evidence.author_incarnation", 0),
+        check_entry_list(f["entries"], "evidence.entries", limits),
+    )
+
+
 def _optional_peer(value: object, field: str, limits: Limits) -> str:
     return "" if value == "" else check_peer(value, field, limits)
 
@@ -591,6 +590,7 @@ _DECODERS: Final[dict[str, Callable[[_Fields, _Header, Limits], Message]]] = {
     "snapreq": _decode_snapreq,
     "snapshot": _decode_snapshot,
     "expel": _decode_expel,
+    "evidence": _decode_evidence,
 }
 
 

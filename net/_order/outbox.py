@@ -43,12 +43,17 @@ class Outbox:
         self.events: list[Event] = []
         self._last_sent: dict[str, float] = {}
         self._seen: Callable[[], Seen] = dict
+        self._digests: Callable[[Seen], tuple[int, tuple[bytes, ...]] | None] = lambda seen: None
         self.identity = identity
         """What the parts sign their votes and leaves with (None: an unsigned table)."""
 
     def bind_seen(self, seen: Callable[[], Seen]) -> None:
         """Where the ``seen`` vector every frame carries comes from (the ordered log)."""
         self._seen = seen
+
+    def bind_digests(self, digests: Callable[[Seen], tuple[int, tuple[bytes, ...]] | None]) -> None:
+        """Where the ``dg`` of a frame carrying a ``seen`` comes from (net/_order/digests.py)."""
+        self._digests = digests
 
     @property
     def clock(self) -> int:
@@ -118,7 +123,8 @@ class Outbox:
 
     def _encode(self, message: Message) -> bytes:
         """The frame, with what clock synchronisation needs: our table time, and how long ago
-        we received each frame its ``seen`` reports."""
+        we received each frame its ``seen`` reports, and the digests of what it holds."""
         table = self.table
         table_time = table.table_us(self.now) if table.synced else None
-        return encode_message(message, table_time, table.ages(message.seen, self.now))
+        ages = table.ages(message.seen, self.now)
+        return encode_message(message, table_time, ages, self._digests(message.seen))

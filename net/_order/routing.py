@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
 from net._order.agreement import ViewAgreement
+from net._order.evidence import Equivocations
 from net._order.liveness import Liveness
 from net._order.log import OrderedLog
 from net._order.membership import Membership
@@ -15,6 +16,7 @@ from net._order.messages import (
     Accept,
     Accepted,
     Action,
+    Evidence,
     Expulsion,
     Heartbeat,
     LeaveNotice,
@@ -37,7 +39,8 @@ __all__ = ["FrameParts", "MemberFrames"]
 
 class FrameParts(NamedTuple):
     """The parts a member's frames go to, and what the core does itself: record a state hash
-    (peer, stable index, digest) and leave the group when a decision expels us (its epoch)."""
+    (peer, stable index, digest) and leave the group when a decision expels us (its epoch); the
+    proofs of equivocation (`evidence`)."""
 
     outbox: Outbox
     log: OrderedLog
@@ -48,6 +51,7 @@ class FrameParts(NamedTuple):
     recovery: Recovery
     record_hash: Callable[[str, int, bytes], None]
     expel: Callable[[int], None]
+    evidence: Equivocations
 
 
 class MemberFrames:
@@ -109,6 +113,11 @@ class MemberFrames:
             raise UnprovenClaim("expel.removals", "no decision of our view removed us")
         parts.expel(msg.epoch)
 
+    def _evidence(self, peer: str, msg: Evidence) -> None:
+        parts = self._parts
+        if parts.outbox.identity is not None:
+            parts.evidence.on_evidence(peer, msg, parts.members.view)
+
     # Every kind of frame is its own class (no subclasses), so the exact type picks the handler.
     _HANDLERS: ClassVar[dict[type[Message], Callable[[MemberFrames, str, Any], None]]] = {
         Action: _action,
@@ -123,4 +132,5 @@ class MemberFrames:
         SnapshotRequest: _snapshot_request,
         Snapshot: _snapshot,
         Expulsion: _expulsion,
+        Evidence: _evidence,
     }

@@ -23,6 +23,7 @@ from net._identity import PeerKey, signed_message, verify_proof
 from net._order.messages import (
     Accept,
     Action,
+    Evidence,
     Expulsion,
     LeaveNotice,
     Message,
@@ -161,10 +162,17 @@ def check_entries(table: str, sender: str, msg: Message, view: Mapping[str, int]
     in a promise, a ballot's change or a decision) has a right proof by its author. The author's
     incarnation is the sender's for its own entries, the one its removal names for a removed
     member's, and its incarnation in our `view` for a member's relayed in a promise (relayed
-    entries of anyone else are refused). Also unless every leave it tells (a leave notice, a
-    removal for leaving) carries the leaver's own proof."""
+    entries of anyone else are refused), and the one evidence names for its author's. Also
+    unless every leave it tells (a leave notice, a removal for leaving) carries the leaver's
+    own proof."""
     _check_leaves(table, sender, msg)
-    if isinstance(msg, Action):
+    if isinstance(msg, Evidence):
+        for i, entry in enumerate(msg.entries):
+            field = f"evidence.entries[{i}].proof"
+            if entry.peer != msg.author:
+                raise RemoteProtocolError(field, f"an entry of {entry.peer}, not {msg.author}")
+            _check(table, msg.author_incarnation, entry, field)
+    elif isinstance(msg, Action):
         entry = LogEntry(msg.ts, sender, msg.payload, msg.proof)
         _check(table, msg.incarnation, entry, "action.proof")
     elif isinstance(msg, Promise | Accept | ViewDecision):

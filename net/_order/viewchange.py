@@ -245,7 +245,9 @@ def _cut(target: str, inc: int, promises: Mapping[str, Promise], joined: Mapping
     for marker, front_ts in sorted(joiners):
         if marker - 1 <= cut:
             cut = max(cut, front_ts)
-    return cut
+    # Below an equivocation a voter proved: nobody stabilised the target's entries from there.
+    caps = [promise.caps[target] for promise in promises.values() if target in promise.caps]
+    return min([cut, *caps])
 
 
 def _silent(

@@ -5,7 +5,7 @@ naming the field. Private to `net`; use `net._order.messages`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
@@ -15,15 +15,21 @@ from net.events import LogEntry
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "DIGEST_SIZE",
+    "FIELD_ENCODERS",
     "MAX_INT",
     "REASON_EXCLUDED",
     "REASON_LEFT",
     "Limits",
     "Removal",
     "Seen",
+    "check_digests",
+    "encode_seen",
 ]
 
 MAX_INT: Final = 2**63 - 1
+DIGEST_SIZE: Final = 12
+"""Bytes of a digest of an author's entries (`dg`, see net/_order/digests.py)."""
 REASON_EXCLUDED: Final = "excluded"
 REASON_LEFT: Final = "left"
 
@@ -150,6 +156,21 @@ def check_certificate(value: object, field: str, limits: Limits) -> dict[str, by
     }
 
 
+def check_digests(value: object, count: int) -> tuple[int, tuple[bytes, ...]]:
+    """A frame's ``dg``: [base, digest per member of its ``seen``, in peer order], each digest
+    `DIGEST_SIZE` bytes, or empty where the sender cannot tell."""
+    if not isinstance(value, list) or len(value) != 2 or not isinstance(value[1], list):
+        raise RemoteProtocolError("dg", "expected [base, [digest...]]")
+    base = check_int(value[0], "dg.base", 0)
+    digests = value[1]
+    if len(digests) != count:
+        raise RemoteProtocolError("dg", f"{len(digests)} digests for {count} members seen")
+    for digest in digests:
+        if not isinstance(digest, bytes) or len(digest) not in (0, DIGEST_SIZE):
+            raise RemoteProtocolError("dg", f"a digest must be 0 or {DIGEST_SIZE} bytes")
+    return base, tuple(digests)
+
+
 def check_proof(value: object, field: str) -> bytes:
     """An author's proof: its signature and public key (checked by the core, not here)."""
     if not isinstance(value, bytes) or len(value) != PROOF_SIZE:
@@ -175,3 +196,46 @@ def check_value(value: object, field: str, depth: int) -> None:
             check_value(item, field, depth - 1)
         return
     raise RemoteProtocolError(field, f"{type(value).__name__} values are not allowed")
+
+
+# --- how fields go on the wire (net/_order/messages.py) ------------------------------------
+
+
+def _encode_removals(removals: Mapping[str, Removal]) -> dict[str, list[object]]:
+    return {
+        peer: [r.incarnation, r.ts, r.reason] + ([] if r.proof is None else [r.proof])
+        for peer, r in sorted(removals.items())
+    }
+
+
+def _encode_entries(entries: tuple[LogEntry, ...]) -> list[list[object]]:
+    # A signed entry carries its author's proof, so that anyone can check it whoever relays it.
+    return [
+        [e.ts, e.peer, e.payload] if e.proof is None else [e.ts, e.peer, e.payload, e.proof]
+        for e in entries
+    ]
+
+
+def encode_seen(seen: Seen) -> dict[str, list[int]]:
+    return {peer: [inc, ts] for peer, (inc, ts) in sorted(seen.items())}
+
+
+def _encode_peer_ints(values: Mapping[str, int]) -> dict[str, int]:
+    return dict(sorted(values.items()))
+
+
+# How a message field goes on the wire when it is not sent as it is (maps sorted by peer id).
+FIELD_ENCODERS: Final[dict[str, Callable[[Any], object]]] = {
+    "removals": _encode_removals,
+    "entries": _encode_entries,
+    "additions": _encode_peer_ints,
+    "members": _encode_peer_ints,
+    "observed": _encode_peer_ints,
+    "caps": _encode_peer_ints,
+    "frozen": encode_seen,
+    "reasons": _encode_removals,
+    "value_removals": _encode_removals,
+    "value_additions": _encode_peer_ints,
+    "certificate": lambda certificate: dict(sorted(certificate.items())),
+    "heard": lambda heard: {p: dict(sorted(o.items())) for p, o in sorted(heard.items())},
+}

@@ -4,8 +4,10 @@ every seat moved on one team."""
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
+from pathlib import Path
 from typing import Any
 
 from pyglet.window import key
@@ -50,6 +52,8 @@ def test_the_match_over_button_starts_a_rematch_with_seats_moved(lan_harness: Ha
 
         button = screen.overlay.buttons[0]
         assert button.text.text == "Rematch (Enter)" and button.enabled
+        if os.environ.get("NERTS_SCREENSHOTS"):  # docs/: what the README shows
+            harness.save(Path(os.environ["NERTS_SCREENSHOTS"]) / "rematch.png")
         ended_round = screen.round_number
         harness.key(key.ENTER)
 

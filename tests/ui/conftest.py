@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +169,36 @@ def lan_harness(settings_dir: Path) -> Iterator[Harness]:
             current.close()  # a table screen leaves its table
             window.current = None
         lobby.close()
+        window.close()
+
+
+def frozen_practice(harness: Harness, **piles_of_you: Any) -> Any:
+    """A practice table with a known deal; the bot never moves (its delays are enormous)."""
+    state = layout(
+        team("You", ("You",), **piles_of_you),
+        team("Ada", ("Ada",), nerts="KD QD", work=("KC", "KH", "KS", "QC"), stock="2D 3D"),
+    )
+    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
+    harness.window.start_practice(config, first_deal=state)
+    harness.settle(0.2)
+    return harness.window.current
+
+
+@pytest.fixture
+def window_of(settings_dir: Path) -> Iterator[Callable[[int, int], Harness]]:
+    """Real windows of a given size, each with its own fake clock."""
+    from ui.app import make_window
+
+    made: list[Any] = []
+
+    def make(width: int, height: int) -> Harness:
+        clock = [100.0]
+        window = make_window(width, height, clock=lambda: clock[0])
+        made.append(window)
+        return Harness(window, clock)
+
+    yield make
+    for window in made:
         window.close()
 
 

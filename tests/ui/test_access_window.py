@@ -10,24 +10,11 @@ from typing import Any
 
 import pytest
 
-from nerts_lan.practice import PracticeConfig
 from nerts_lan.rules.cards import Card
-from tests.kit import layout, piles, team
-from tests.ui.conftest import Harness, practice_with_a_lone_ace
+from tests.kit import piles
+from tests.ui.conftest import Harness, frozen_practice, practice_with_a_lone_ace
 
 CARD_FACE_MIN = 200
-
-
-def _frozen_practice(harness: Harness, **piles_of_you: Any) -> Any:
-    """A practice table with a known deal; the bot never moves (its delays are enormous)."""
-    state = layout(
-        team("You", ("You",), **piles_of_you),
-        team("Ada", ("Ada",), nerts="KD QD", work=("KC", "KH", "KS", "QC"), stock="2D 3D"),
-    )
-    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
-    harness.window.start_practice(config, first_deal=state)
-    harness.settle(0.2)
-    return harness.window.current
 
 
 def _choose(harness: Harness, option: str, times: int = 1) -> None:
@@ -126,7 +113,7 @@ def test_left_handed_mirrors_the_own_piles_and_a_drag_to_a_foundation_plays(
 def test_high_visibility_cards_have_four_suit_colours_and_larger_indices(
     harness: Harness,
 ) -> None:
-    screen = _frozen_practice(harness, nerts="9C 5H", work=("5D", "6S", "", "2C"))
+    screen = frozen_practice(harness, nerts="9C 5H", work=("5D", "6S", "", "2C"))
     area = screen.view.layout.own_area
     heart, diamond = area.nerts, area.work[0]
     plain_gap = _hue_gap(_ink_hue(harness, heart), _ink_hue(harness, diamond))
@@ -153,7 +140,7 @@ def test_with_reduced_motion_a_moved_card_is_at_its_place_in_the_next_frame(
 ) -> None:
     from pyglet.window import key
 
-    screen = _frozen_practice(harness, nerts="9C 5H", work=("9D", "6S", "", "2C"))
+    screen = frozen_practice(harness, nerts="9C 5H", work=("9D", "6S", "", "2C"))
     _choose(harness, "Reduced motion")
     assert screen.view.reduced_motion
     card = int(Card.parse("5H"))
@@ -241,7 +228,7 @@ def test_speaking_without_a_voice_says_so_once_and_the_readout_goes_on(
 
     if speech_command(sys.platform, shutil.which) is not None:
         pytest.skip("this machine has a speech command: a move would really be spoken")
-    screen = _frozen_practice(harness, nerts="9C 5H", work=("9D", "6S", "", "2C"), stock="3S 4S")
+    screen = frozen_practice(harness, nerts="9C 5H", work=("9D", "6S", "", "2C"), stock="3S 4S")
     _choose(harness, "Move readout")  # everyone's moves
     _choose(harness, "Speak moves")
     harness.key(key.N)

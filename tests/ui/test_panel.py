@@ -8,7 +8,7 @@ answers Stay. Practice stands still while the player reads the help or the optio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,24 +19,6 @@ from tests.kit import layout, piles, team
 from tests.ui.conftest import Harness
 
 SIZES = [(1024, 640), (1280, 800), (1920, 1080)]
-
-
-@pytest.fixture
-def window_of(settings_dir: Any) -> Iterator[Callable[[int, int], Harness]]:
-    """Real windows of a given size, each with its own fake clock."""
-    from ui.app import make_window
-
-    made: list[Any] = []
-
-    def make(width: int, height: int) -> Harness:
-        clock = [100.0]
-        window = make_window(width, height, clock=lambda: clock[0])
-        made.append(window)
-        return Harness(window, clock)
-
-    yield make
-    for window in made:
-        window.close()
 
 
 def _practice(harness: Harness, opponents: int = 1, delay_scale: float = 1e6, **you: Any) -> Any:

@@ -5,10 +5,8 @@ goes when the pointer leaves."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from nerts_lan.practice import BOT_NAMES, PracticeConfig
 from tests.kit import layout, team
@@ -16,18 +14,6 @@ from tests.ui.conftest import Harness
 from ui.table.peek import PEEK_SHARE
 
 RIVALS = BOT_NAMES[:4]
-
-
-@pytest.fixture
-def small_window(settings_dir: object) -> Iterator[Harness]:
-    from ui.app import make_window
-
-    clock = [100.0]
-    window = make_window(1024, 640, clock=lambda: clock[0])
-    try:
-        yield Harness(window, clock)
-    finally:
-        window.close()
 
 
 def _four_rivals(harness: Harness) -> object:
@@ -43,9 +29,9 @@ def _four_rivals(harness: Harness) -> object:
 
 
 def test_the_rival_pointed_at_is_enlarged_and_goes_when_the_pointer_leaves(
-    small_window: Harness,
+    window_of: Callable[[int, int], Harness],
 ) -> None:
-    harness = small_window
+    harness = window_of(1024, 640)
     screen = _four_rivals(harness)
     view = screen.view
     table_layout = view.layout

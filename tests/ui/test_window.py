@@ -9,23 +9,11 @@ import pytest
 
 from nerts_lan.practice import PracticeConfig
 from nerts_lan.rules.cards import DECK
-from tests.kit import layout, piles, team
-from tests.ui.conftest import Harness
+from tests.kit import piles
+from tests.ui.conftest import Harness, frozen_practice
 
 FELT_MAX_RED = 60  # the green cloth: anything with more red than this is a card or a label
 CARD_FACE_MIN = 200
-
-
-def _frozen_practice(harness: Harness, **piles_of_you: Any) -> Any:
-    """A practice table with a known deal; the bot never moves (its delays are enormous)."""
-    state = layout(
-        team("You", ("You",), **piles_of_you),
-        team("Ada", ("Ada",), nerts="KD QD", work=("KC", "KH", "KS", "QC"), stock="2D 3D"),
-    )
-    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
-    harness.window.start_practice(config, first_deal=state)
-    harness.settle(0.2)
-    return harness.window.current
 
 
 def _is_face(colour: tuple[int, int, int]) -> bool:
@@ -43,7 +31,7 @@ def _inside(rect: Any, fx: float = 0.85, fy: float = 0.6) -> tuple[float, float]
 
 
 def test_dragging_the_nerts_card_onto_a_work_pile_moves_it_there(harness: Harness) -> None:
-    screen = _frozen_practice(harness, nerts="9C 5H", work=("9D", "6S", "", "2C"), stock="3S 4S 5S")
+    screen = frozen_practice(harness, nerts="9C 5H", work=("9D", "6S", "", "2C"), stock="3S 4S 5S")
     area = screen.view.layout.own_area
     landing = area.work_card(1, 1, 2)
     below = (landing.x + landing.w * 0.85, landing.y + landing.h * 0.15)
@@ -59,7 +47,7 @@ def test_dragging_the_nerts_card_onto_a_work_pile_moves_it_there(harness: Harnes
 
 
 def test_clicking_an_ace_sends_it_to_a_foundation(harness: Harness) -> None:
-    screen = _frozen_practice(harness, nerts="9C AS", work=("9D", "6S", "", "2C"))
+    screen = frozen_practice(harness, nerts="9C AS", work=("9D", "6S", "", "2C"))
     area = screen.view.layout.own_area
     first_foundation = screen.view.layout.foundation_rect(0)
     assert _is_felt(harness.pixel(*_inside(first_foundation)))
@@ -74,7 +62,7 @@ def test_clicking_an_ace_sends_it_to_a_foundation(harness: Harness) -> None:
 
 
 def test_a_refused_drop_snaps_back_with_the_reason_in_players_words(harness: Harness) -> None:
-    screen = _frozen_practice(harness, nerts="9C 5H", work=("9D", "8D", "", "2C"))
+    screen = frozen_practice(harness, nerts="9C 5H", work=("9D", "8D", "", "2C"))
     area = screen.view.layout.own_area
     before = piles(screen.session.view)
     landing = area.work_card(0, 1, 2)  # on the 9D: a 5H does not go there
@@ -93,7 +81,7 @@ def test_a_refused_drop_snaps_back_with_the_reason_in_players_words(harness: Har
 def test_the_space_key_flips_three_cards_from_the_stock(harness: Harness) -> None:
     from pyglet.window import key
 
-    screen = _frozen_practice(
+    screen = frozen_practice(
         harness, nerts="9C 5H", work=("9D", "6S", "", "2C"), stock="3S 4S 5S 6D"
     )
     waste = screen.view.layout.own_area.waste
@@ -110,7 +98,7 @@ def test_the_space_key_flips_three_cards_from_the_stock(harness: Harness) -> Non
 def test_the_keyboard_picks_the_nerts_card_and_puts_it_on_a_work_pile(harness: Harness) -> None:
     from pyglet.window import key
 
-    screen = _frozen_practice(harness, nerts="9C 5H", work=("9D", "6S", "", "2C"))
+    screen = frozen_practice(harness, nerts="9C 5H", work=("9D", "6S", "", "2C"))
     harness.key(key.N)
     harness.key(key._2)
     harness.settle(0.3)
@@ -120,7 +108,7 @@ def test_the_keyboard_picks_the_nerts_card_and_puts_it_on_a_work_pile(harness: H
 def test_the_help_overlay_lists_the_keys(harness: Harness) -> None:
     from pyglet.window import key
 
-    screen = _frozen_practice(harness, nerts="9C 5H")
+    screen = frozen_practice(harness, nerts="9C 5H")
     harness.key(key.F1)
     texts = [item.text for item in screen.overlay.items if hasattr(item, "text")]
     assert "Space" in texts and any("Nerts" in text for text in texts)
@@ -129,7 +117,7 @@ def test_the_help_overlay_lists_the_keys(harness: Harness) -> None:
 
 
 def test_an_idle_table_does_not_redraw(harness: Harness) -> None:
-    _frozen_practice(harness, nerts="9C 5H")
+    frozen_practice(harness, nerts="9C 5H")
     harness.settle(0.5)
     drawn = [harness.frame() for _ in range(30)]
     assert not any(drawn)

@@ -55,3 +55,22 @@ def test_a_race_lost_to_an_earlier_stamp_flashes_the_winners_colour_and_says_by_
     harness.settle(1.2)  # the flash is over: the card looks like itself again
     assert screen.view.sprites[key].color[:3] == (255, 255, 255)
     assert all(channel >= 200 for channel in harness.pixel(*face))
+
+
+def test_with_reduced_motion_the_lost_card_is_tinted_but_does_not_shake() -> None:
+    from types import SimpleNamespace
+
+    from ui.kit.geometry import Rect
+    from ui.table.race_flash import FLASH_SECONDS, RaceFlash
+
+    place = Rect(100, 50, 40, 56)
+    for shake, moved in ((True, True), (False, False)):
+        flash = RaceFlash()
+        sprite = SimpleNamespace(x=100, color=(255, 255, 255))
+        flash.start(("k",), (40, 90, 200), 0.0)
+        xs = set()
+        for step in range(1, 10):
+            flash.apply({("k",): sprite}, {("k",): place}, set(), FLASH_SECONDS * step / 10, shake)
+            xs.add(sprite.x)
+            assert sprite.color != (255, 255, 255)  # tinted either way
+        assert (xs != {100}) is moved

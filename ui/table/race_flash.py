@@ -82,10 +82,11 @@ class RaceFlash:
         shown: dict[tuple[object, ...], Rect],
         moving: set[tuple[object, ...]],
         now: float,
+        shake: bool = True,
     ) -> bool:
-        """Tint (and shake, unless ``moving``: flying or dragged) every flashing card for
-        ``now``; a flash that is over gives its card back its own look. True while any flash
-        goes on."""
+        """Tint (and shake, unless ``moving``: flying or dragged, or ``shake`` is off: reduced
+        motion) every flashing card for ``now``; a flash that is over gives its card back its
+        own look. True while any flash goes on."""
         for key, (colour, t0) in list(self._cards.items()):
             sprite = sprites.get(key)
             t = (now - t0) / FLASH_SECONDS
@@ -97,7 +98,7 @@ class RaceFlash:
                 continue
             sprite.color = race_tint(colour, 1.0 if t < 0.5 else (1.0 - t) * 2)
             if key not in moving:
-                self._place(sprite, shown.get(key), _shake(t))
+                self._place(sprite, shown.get(key), _shake(t) if shake else 0.0)
         return bool(self._cards)
 
     def clear(self) -> None:

@@ -254,7 +254,8 @@ class TableView:
                 moving = True
         changed = self.pointers.expire(now)
         held = set(self.flights) | set(self.dragging)
-        flashing = self.race_flash.apply(self.sprites, self.shown, held, now)
+        still = self.reduced_motion
+        flashing = self.race_flash.apply(self.sprites, self.shown, held, now, shake=not still)
         return moving or changed or flashing
 
     def flash(self, key: tuple[object, ...], colour: tuple[int, int, int], now: float) -> None:

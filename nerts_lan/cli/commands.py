@@ -114,6 +114,7 @@ def run_host(args: argparse.Namespace) -> int:
             teams=args.teams,
             per_team=2 if args.partnership else 1,
             lost_seat=args.lost_seat,
+            countdown=args.countdown,
         )
         config = headless.HostConfig(peer, table, players=args.players, private=args.private)
     return headless.host(config)

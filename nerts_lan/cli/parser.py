@@ -214,6 +214,13 @@ def _add_host_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--teams", type=int, default=4, help="most teams at the table (1-8)")
     parser.add_argument("--partnership", action="store_true", help="two players per team")
     parser.add_argument(
+        "--countdown",
+        type=int,
+        default=0,
+        metavar="SECONDS",
+        help="hold everyone still this long after each deal, 0-10 (0; the window's tables: 3)",
+    )
+    parser.add_argument(
         "--lost-seat",
         choices=["bot", "freeze"],
         default="bot",

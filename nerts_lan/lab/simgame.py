@@ -206,6 +206,7 @@ def play_game(
     join_at: float | None = None,
     plays: Sequence[tuple[float, str]] = (),
     rematches: int = 0,
+    countdown: int = 0,
 ) -> GameResult:
     """Play ``rounds`` rounds of a seeded game among ``peers`` simulated laptops.
 
@@ -213,11 +214,10 @@ def play_game(
     ``duration`` seconds, if positive) or ``pause``. With ``join_at``, only the first peer founds
     the table and the others join it through the join protocol, close together from that time,
     as laptops joining a table from the lobby do. At each of ``plays`` (time, peer), that peer
-    makes a move of its own then (``GameApp.play_now``). ``rematches``: every peer asks for a
-    rematch so many times, each time a match is over (the first to ask starts it).
-    """
+    moves (``GameApp.play_now``). Every peer asks for ``rematches`` rematches (the first ask
+    starts one); ``countdown``: the table's, after each deal, in seconds."""
     founders = tuple(f"p{i:02d}" for i in range(peers))
-    settings = _sim_settings(peers, partnership, options)
+    settings = replace(_sim_settings(peers, partnership, options), countdown=countdown)
     rng = random.Random(seed)
     apps: dict[str, GameApp] = {}
 

@@ -242,6 +242,12 @@ class LanSession:
             return ()
         return tuple(lobby.name_of(peer) for peer in lobby.deal_waits_for)
 
+    @property
+    def countdown(self) -> float:
+        """The table's prep countdown after each deal, in seconds (0: none)."""
+        lobby = self._lobby
+        return float(lobby.settings.countdown) if lobby and lobby.settings else 0.0
+
     def add_bot(self, team: int, level: str) -> None:
         """Host only: a bot of ``level`` on team ``team``."""
         self._call(self._agent.submit, AddBot(team, level))

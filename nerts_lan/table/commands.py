@@ -38,6 +38,8 @@ __all__ = [
 
 BOT_LEVELS: Final = ("easy", "medium", "hard")
 MAX_TABLE_NAME: Final = 40
+MAX_COUNTDOWN: Final = 10
+"""The longest prep countdown after a deal, in seconds."""
 MAX_RESUMED_SEATS: Final = 16
 """A table seats at most 8 teams of 2."""
 MAX_OWNER_ID: Final = 128
@@ -57,6 +59,9 @@ class TableSettings:
     per_team: int = 1
     lost_seat: Literal["bot", "freeze"] = "bot"
     takeover_level: str = "medium"
+    countdown: int = 0
+    """Seconds every laptop holds its players and its bots still after each deal (0 to 10):
+    the prep countdown ("3, 2, 1, go!"); on the wire only when set."""
 
     def __post_init__(self) -> None:
         if not self.name or len(self.name) > MAX_TABLE_NAME:
@@ -69,6 +74,8 @@ class TableSettings:
             raise ValueError("a lost seat is played by a bot or frozen")
         if self.takeover_level not in BOT_LEVELS:
             raise ValueError(f"bot level must be one of {', '.join(BOT_LEVELS)}")
+        if type(self.countdown) is not int or not 0 <= self.countdown <= MAX_COUNTDOWN:
+            raise ValueError(f"a countdown is a whole number of seconds, 0 to {MAX_COUNTDOWN}")
         names = self.team_names
         for team, _ in self.options.handicaps:
             if team not in names:
@@ -98,6 +105,7 @@ class TableSettings:
             "per_team": self.per_team,
             "lost_seat": self.lost_seat,
             "takeover_level": self.takeover_level,
+            **({"countdown": self.countdown} if self.countdown else {}),
         }
 
     @classmethod
@@ -119,6 +127,7 @@ class TableSettings:
                 per_team=data.get("per_team", 1),
                 lost_seat=data.get("lost_seat", "bot"),
                 takeover_level=data.get("takeover_level", "medium"),
+                countdown=data.get("countdown", 0),
             )
         except (TypeError, ValueError) as error:
             raise MalformedError(f"bad table settings: {error}") from None

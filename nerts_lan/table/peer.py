@@ -147,6 +147,7 @@ class TablePeer:
         self._drawing = SeedDrawing(self._machine, nonce, self._submit, self._start_timer)
         self._bots: dict[str, Bot] = {}
         self._bot_timers: set[str] = set()
+        self._hold_bots = 0.0
         self._in_flight: dict[type, EntryKey | None] = {}
         """Lobby duties submitted and not yet stable (None: not yet ordered)."""
         self._duty_settled = False
@@ -345,6 +346,7 @@ class TablePeer:
                 self._post(LobbyView.of(self.machine))
             else:
                 if isinstance(event, RoundStarted):
+                    self._hold_bots = float(self.machine.settings.countdown)  # type: ignore[union-attr]
                     for bot in self._bots.values():
                         bot.reset()
                 if isinstance(event, RoundEnded):
@@ -480,17 +482,16 @@ class TablePeer:
                     delay_scale=self.options.bot_delay,
                 )
                 self._bots[seat.player] = bot
-            if seat.player not in self._bot_timers:
-                self._start_timer(ThinkTimer(seat.player), 0.0)
+            if seat.player not in self._bot_timers:  # after a deal, once the countdown is over
+                self._start_timer(ThinkTimer(seat.player), self._hold_bots)
+        self._hold_bots = 0.0
 
     def _think(self, player: str, now: float) -> None:
         self._bot_timers.discard(player)
         machine = self.machine
-        bot = self._bots.get(player)
-        seat = machine.seat_of(player)
-        if bot is None or seat is None or seat.controller != self.peer_id:
-            return
-        if not self._bots_play() or machine.replica is None:
+        bot, seat = self._bots.get(player), machine.seat_of(player)
+        mine = bot is not None and seat is not None and seat.controller == self.peer_id
+        if not mine or not self._bots_play() or machine.replica is None:
             return
         if not self._ready:
             self._start_timer(ThinkTimer(player), IDLE_BOT_RECHECK)

@@ -308,6 +308,11 @@ class DealOnSession(Session, Protocol):
         """Between two rounds: the names of those the next deal still waits for."""
         ...
 
+    @property
+    def countdown(self) -> float:
+        """Seconds every laptop holds still after each deal ("3, 2, 1, go!"; 0: none)."""
+        ...
+
 
 @runtime_checkable
 class PausableSession(Session, Protocol):

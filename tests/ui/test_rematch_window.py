@@ -25,27 +25,37 @@ QUICK = Options(target=1, pile=3)
 """A match over after a round or two: a small nerts pile, and any positive total wins."""
 
 
-def test_the_match_over_button_starts_a_rematch_with_seats_moved(lan_harness: Harness) -> None:
-    harness = lan_harness
+def _a_table_with_a_guest(harness: Harness, request: HostRequest, guests: list[LanSession]) -> Any:
+    """The window hosts ``request`` on 127.0.0.1, a hard bot joins as Bo from this process
+    (added to ``guests``, for the test to close), the window readies and starts; its table
+    screen."""
     window = harness.window
     lobby = window.lobby
     window.show_menu()
-    lobby.host("Ann", HostRequest(f"Again {secrets.token_hex(2)}", options=QUICK, seats=2))
+    lobby.host("Ann", request)
     run_until(harness, lambda: lobby.lobby() is not None and lobby.lobby().my_seat is not None)
     window._show_lobby(host_form=False)  # the lobby screen shows the table the window sits at
     advert = run_until(harness, lambda: lobby.advertised(lobby.session.status.table_id))
     guest_options = LanOptions(
         "Bo", f"bo-{secrets.token_hex(2)}", interface="127.0.0.1", bot="hard", bot_delay=0.05
     )
-    guest = LanSession.join(guest_options, advert)
+    guests.append(LanSession.join(guest_options, advert))
+    run_until(harness, lambda: len(lobby.lobby().ready) == 1 and len(lobby.lobby().seats) == 2)
+    harness.click(*button_named(window.current, "I'm ready").rect.center)
+    run_until(harness, lambda: button_named(window.current, "Start").enabled)
+    harness.click(*button_named(window.current, "Start").rect.center)
+    return run_until(
+        harness, lambda: getattr(window.current, "scoreboard", None) and window.current, 20
+    )
+
+
+def test_the_match_over_button_starts_a_rematch_with_seats_moved(lan_harness: Harness) -> None:
+    harness = lan_harness
+    guests: list[LanSession] = []
+    request = HostRequest(f"Again {secrets.token_hex(2)}", options=QUICK, seats=2, countdown=0)
     try:
-        run_until(harness, lambda: len(lobby.lobby().ready) == 1 and len(lobby.lobby().seats) == 2)
-        harness.click(*button_named(window.current, "I'm ready").rect.center)
-        run_until(harness, lambda: button_named(window.current, "Start").enabled)
-        harness.click(*button_named(window.current, "Start").rect.center)
-        screen = run_until(
-            harness, lambda: getattr(window.current, "scoreboard", None) and window.current, 20
-        )
+        screen = _a_table_with_a_guest(harness, request, guests)
+        guest = guests[0]
         session = screen.session
         my_team = screen.team
         _play_until_the_match_is_over(harness, screen)
@@ -64,7 +74,36 @@ def test_the_match_over_button_starts_a_rematch_with_seats_moved(lan_harness: Ha
         assert session.table.team_of(session.local_players[0]) != my_team
         run_until(harness, lambda: _dealt_again(guest, ended_round + 1))
     finally:
-        guest.close(leave=True)
+        for guest in guests:
+            guest.close(leave=True)
+
+
+def test_after_the_deal_everyone_waits_for_go(lan_harness: Harness) -> None:
+    """The table's countdown (3 s, the window host's): "3, 2, 1, go!" over the table; a move
+    made before "go" goes back with "Wait for go!", one after it is played."""
+    harness = lan_harness
+    guests: list[LanSession] = []
+    request = HostRequest(f"Ready {secrets.token_hex(2)}", options=QUICK, seats=2)
+    try:
+        screen = _a_table_with_a_guest(harness, request, guests)
+        assert screen.session.countdown == 3.0
+        assert screen.countdown.shown == "3"
+        before = screen.session.view
+        harness.key(key.SPACE)  # a flip, too soon
+        assert screen.session.view.teams[screen.team] == before.teams[screen.team]
+        assert "Wait for go!" in [m.text for m in screen.messages.visible()]
+        harness.frame(1.2)
+        assert screen.countdown.shown == "2"
+        harness.frame(2.0)
+        assert screen.countdown.shown == "Go!"
+        harness.key(key.SPACE)
+        mine = screen.session.view.teams[screen.team]
+        assert mine.waste != before.teams[screen.team].waste  # played at once
+        harness.frame(1.0)
+        assert screen.countdown.shown is None
+    finally:
+        for guest in guests:
+            guest.close(leave=True)
 
 
 def _dealt_again(guest: LanSession, number: int) -> bool:

@@ -125,6 +125,7 @@ class LanLobby:
                 request.options,
                 teams=request.seats,
                 per_team=2 if request.partnership else 1,
+                countdown=request.countdown,
             )
         except ValueError as error:
             self._problem = str(error)

@@ -53,6 +53,8 @@ class HostRequest:
     seats: int = 4
     code: str | None = None
     """A code the joiners must type (None: an open table)."""
+    countdown: int = 3
+    """The prep countdown after each deal, in seconds: everyone starts on "go!"."""
 
 
 class LobbyProvider(Protocol):

@@ -23,6 +23,7 @@ from nerts_lan.rules.actions import Action
 from nerts_lan.table.replica import ActionApplied, ActionRejected, RoundEnded
 from nerts_lan.table.session import (
     CursorMoved,
+    DealOnSession,
     MatchEnded,
     PacedSession,
     RoundStarted,
@@ -37,6 +38,7 @@ from ui.kit.theme import TEXT_DIM
 from ui.kit.widgets import Button
 from ui.screen import Screen
 from ui.table.controls import KeyControl, PointerControl, game_buttons
+from ui.table.countdown import Countdown
 from ui.table.cursor_frame import to_table_units
 from ui.table.hud import ButtonSpec, Hud, round_line, stuck_line
 from ui.table.layout import Placement, clickable_piles, placements
@@ -122,6 +124,7 @@ class TableScreen(Screen):
         self.pointer, self.keys = PointerControl(self), KeyControl(self)
         self.hud = Hud(batch, Group(order=200), Group(order=201))
         self.reactions = ReactionBoard(batch, Group(order=205))  # by their senders' piles
+        self.countdown = Countdown(batch, Group(order=240))  # "3, 2, 1, go!" after a deal
         self.messages = MessageBoard()
         """What the game tells the player; shown in the HUD's message strip (see ``say``)."""
         self.readout = MoveReadout(settings, self.player, window.readout_sink, self.say)
@@ -165,6 +168,7 @@ class TableScreen(Screen):
         self.readout.poll()
         self.messages.expire(now)
         self.dirty = self.reactions.expire(now) or self.dirty  # a reaction shown long enough
+        self.dirty = self.countdown.tick(now) or self.dirty
         if self.hud.strip.show(self.messages.visible()):
             self.dirty = True
         moving = self.view.update(now)
@@ -270,11 +274,7 @@ class TableScreen(Screen):
         self._rotations_seen = event.state.rotations
         self.view.resize(self.window.width, self.window.height, event.state)
         self._after_change(animate=False)
-        if self.read_only:
-            watching = f"Round {event.number}: you are watching"
-            self.say(MessageKind.ROUND, watching, colour=TEXT_DIM, lifetime=None)
-        else:
-            self.say(MessageKind.ROUND, f"Round {event.number}: go!")
+        _count_in(self, event.number)
 
     def _back_to_menu(self, reason: str) -> None:
         """The table ended while this laptop slept: back to the menu, which says so."""
@@ -326,7 +326,10 @@ class TableScreen(Screen):
     def submit(self, action: Action) -> None:
         if self.read_only:
             return
-        self.session.submit(action)
+        if self.countdown.holding(self.now):  # the card goes back like a refused one
+            self.say(MessageKind.REFUSAL, "Wait for go!")
+        else:
+            self.session.submit(action)
         self.dirty = True
 
     def show_hint(self) -> None:
@@ -470,6 +473,20 @@ class TableScreen(Screen):
 
     def _leaving_asks(self) -> bool:
         return not self.read_only and not self.match_over
+
+
+def _count_in(screen: TableScreen, number: int) -> None:
+    """Round ``number`` was dealt: its countdown at a LAN table ("3, 2, 1, go!"), and the line
+    that says it started (or that the player only watches)."""
+    session, layout = screen.session, screen.view.layout
+    wait = session.countdown if isinstance(session, DealOnSession) else 0.0
+    if layout is not None:
+        screen.countdown.start(screen.now, wait, layout.center.center)
+    if screen.read_only:
+        watching = f"Round {number}: you are watching"
+        screen.say(MessageKind.ROUND, watching, colour=TEXT_DIM, lifetime=None)
+    else:
+        screen.say(MessageKind.ROUND, f"Round {number}: go!")
 
 
 def _refused(screen: TableScreen, event: ActionRejected) -> None:

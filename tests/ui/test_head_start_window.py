@@ -58,6 +58,8 @@ def test_the_host_gives_a_team_a_head_start_and_the_table_shows_it(lan_harness: 
         return isinstance(screen.overlay, ScoreOverlay)
 
     _run(harness, scores_up, timeout=30)
+    _run(harness, lambda: screen.overlay.tally.done(harness.clock[0]))  # the scores counted up
+    harness.frame()
     rows = _texts(screen.overlay)
     assert "-20 ×1.5" in rows  # 10 nerts cards left: -20, which a multiplier never deepens
 

@@ -67,11 +67,20 @@ def test_the_match_over_button_starts_a_rematch_with_seats_moved(lan_harness: Ha
         ended_round = screen.round_number
         harness.key(key.ENTER)
 
-        run_until(harness, lambda: screen.round_number == ended_round + 1, 30)
-        assert screen.overlay is None
-        assert session.match.rounds == ()
-        assert set(session.match.totals.values()) == {0}
-        assert session.table.team_of(session.local_players[0]) != my_team
+        at_the_deal: dict[str, Any] = {}
+
+        def rematched() -> bool:  # as the rematch's first deal shows (bots play on at once)
+            if screen.round_number == ended_round + 1:
+                at_the_deal.setdefault("match", session.match)
+                at_the_deal.setdefault("team", session.table.team_of(session.local_players[0]))
+                at_the_deal.setdefault("overlay", screen.overlay)
+            return bool(at_the_deal)
+
+        run_until(harness, rematched, 30)
+        assert at_the_deal["overlay"] is None
+        assert at_the_deal["match"].rounds == ()
+        assert set(at_the_deal["match"].totals.values()) == {0}
+        assert at_the_deal["team"] != my_team
         run_until(harness, lambda: _dealt_again(guest, ended_round + 1))
     finally:
         for guest in guests:

@@ -106,8 +106,8 @@ def test_after_the_deal_everyone_waits_for_go(lan_harness: Harness) -> None:
         harness.frame(2.0)
         assert screen.countdown.shown == "Go!"
         harness.key(key.SPACE)
-        mine = screen.session.view.teams[screen.team]
-        assert mine.waste != before.teams[screen.team].waste  # played at once
+        waste = before.teams[screen.team].waste
+        run_until(harness, lambda: screen.session.view.teams[screen.team].waste != waste)
         harness.frame(1.0)
         assert screen.countdown.shown is None
     finally:

@@ -16,6 +16,7 @@ from nerts_lan.table.session import (
     AddressChanged,
     Away,
     BackAtTable,
+    ClockLags,
     EntryIgnored,
     IgnoredKind,
     LeftBehind,
@@ -106,6 +107,9 @@ def membership_record(event: object) -> Record | None:
         return {"event": "peer_went_silent", "peer": event.peer, "name": event.name}
     if isinstance(event, PeerHeardAgain):
         return {"event": "peer_heard_again", "peer": event.peer, "name": event.name}
+    if isinstance(event, ClockLags):
+        lag = round(event.lag * 1000)
+        return {"event": "clock_lags", "peer": event.peer, "name": event.name, "lag_ms": lag}
     if isinstance(event, PeerGone):
         gone = "peer_left" if event.left else "peer_gone"
         return {

@@ -60,6 +60,7 @@ from nerts_lan.table.machine import TablePhase
 from nerts_lan.table.peer import PeerOptions, TablePeer
 from nerts_lan.table.replica import RoundEnded
 from nerts_lan.table.session import (
+    ClockLags,
     PeerGone,
     PeerHeardAgain,
     PeerReturned,
@@ -75,7 +76,7 @@ from net import (
     interface_having,
 )
 from net.errors import LocalProtocolError
-from net.events import EntriesStabilized, EntryReceived, Event
+from net.events import ClockSuspected, EntriesStabilized, EntryReceived, Event
 
 __all__ = ["TableAgent"]
 
@@ -320,6 +321,9 @@ class TableAgent:
         for event in events:
             if not isinstance(event, (EntryReceived, EntriesStabilized)):
                 log.info("%s: %s", self.options.peer_id, event)
+            if isinstance(event, ClockSuspected):  # the core's flag, for the players to see
+                name = self.peer.machine.members.get(event.peer, event.peer)
+                self._post(ClockLags(event.peer, name, event.lag))
         self._run(self.peer.on_core_events(events, self._ready()))
         self._log.flush()  # what is stable survives a crash of this process
         self._check_joined()

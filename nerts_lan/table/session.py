@@ -24,6 +24,7 @@ __all__ = [
     "AddressChanged",
     "Away",
     "BackAtTable",
+    "ClockLags",
     "CursorMoved",
     "DealOnSession",
     "EntryIgnored",
@@ -179,6 +180,18 @@ class PeerHeardAgain:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class ClockLags:
+    """Member ``peer``'s moves reach the table later than their stamps say, by ``lag`` seconds
+    (its clock is held back or its link is slow one way: nobody can tell which). Its moves are
+    ordered as they arrive, less a small bound, so it gains nothing by it; a flag to show, never
+    a verdict, once per laptop and incarnation."""
+
+    peer: str
+    name: str
+    lag: float
+
+
 class IgnoredKind(str, Enum):
     """Why a stable entry was ignored, for a program to branch on."""
 
@@ -225,6 +238,7 @@ SessionEvent: TypeAlias = (
     | PeerReturned
     | PeerWentSilent
     | PeerHeardAgain
+    | ClockLags
     | EntryIgnored
     | LeftBehind
     | Unreachable

@@ -13,6 +13,7 @@ from nerts_lan.table.session import (
     AddressChanged,
     Away,
     BackAtTable,
+    ClockLags,
     LeftBehind,
     PeerGone,
     PeerReturned,
@@ -61,6 +62,8 @@ class TableNews:
             self.say(MessageKind.TABLE, line, lifetime=event.seconds)
         elif isinstance(event, (PeerGone, PeerReturned)):
             self.say(MessageKind.TABLE, comings_and_goings(event))
+        elif isinstance(event, ClockLags):
+            self.say(MessageKind.TABLE, clock_lags_line(event.name, event.lag))
         else:
             return False
         return True
@@ -88,6 +91,15 @@ class TableNews:
         elif self.banner.shown:
             self.banner.hide()
             self.say(MessageKind.TABLE, "The table is back")
+
+
+def clock_lags_line(name: str, lag: float) -> str:
+    """A member whose moves reach the table late (``ClockLags``), said without blame: a held
+    clock and a slow link look the same."""
+    return (
+        f"{name}'s moves reach the table {round(lag * 1000)} ms late: they count as they "
+        "arrive, so a late move wins no race"
+    )
 
 
 def comings_and_goings(event: PeerGone | PeerReturned) -> str:

@@ -144,6 +144,29 @@ def test_a_partnership_rematch_changes_the_partners() -> None:
     assert all(len(players) == 2 for players in _teams(log).values())
 
 
+def test_at_a_table_with_head_starts_everyone_keeps_their_seat_and_its_head_start() -> None:
+    from dataclasses import replace
+
+    from nerts_lan.rules.handicap import Handicap
+
+    log = Log(["a", "b", "c"])
+    log.join("a")
+    options = replace(OPTIONS, handicaps=(("Blue", Handicap(pile=2)),))
+    log.post("a", Create(TableSettings("Den", options, teams=3)))
+    log.join("b", "c")
+    for peer, name, team in (("a", "Ann", 0), ("b", "Bo", 1), ("c", "Cy", 2)):
+        log.post(peer, Hello(name))
+        log.post(peer, Sit(team))
+        log.post(peer, Ready(True))
+    log.post("a", Start())
+    before = _teams(log)
+    _play_the_match_out(log)
+    log.post("c", Rematch(log.machines["a"].round_number))
+    a = log.machines["a"]
+    assert a.phase is TablePhase.PLAYING and _teams(log) == before  # Bo keeps Blue's head start
+    assert a.replica is not None and len(a.replica.view.teams[1].nerts) == 2
+
+
 def test_a_lone_team_has_nowhere_to_move() -> None:
     seating = Seating()
     settings = TableSettings("Solo", OPTIONS, teams=2)

@@ -393,7 +393,7 @@ class TableMachine:
         over = self.phase is TablePhase.OVER and command.after == self.round_number
         if not over or key[1] not in self.members or self.settings is None:
             raise RefusedError("no match is over to play again")
-        self.seating.rematch(self.members, self.settings.partnership)
+        self.seating.rematch(self.members, self.settings)
         self.round_table = self.seating.table(self.settings.options)
         self.match = Match(self.round_table.team_names, self.settings.options.target)
         self._begin_seeding()

@@ -194,12 +194,14 @@ class Seating:
             self.seats[index] = Seat(self.unique_player(members[peer]), seat.team, peer, peer)
         self.claims = {}
 
-    def rematch(self, members: dict[str, str], partnership: bool) -> None:
+    def rematch(self, members: dict[str, str], settings: TableSettings) -> None:
         """A rematch's seats: those who claimed a bot's seat take it, then everyone moves on
-        (``rotate``)."""
+        (``rotate``), but at a table with head starts, which are the teams': a player given one
+        keeps it by keeping their seat."""
         if self.claims:
             self.seat_claimants(members)
-        self.rotate(partnership)
+        if not settings.options.handicaps:
+            self.rotate(settings.partnership)
 
     def rotate(self, partnership: bool) -> None:
         """A rematch: every player moves on to the next team with someone seated (the last to

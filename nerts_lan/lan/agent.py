@@ -423,9 +423,11 @@ class TableAgent:
             self._run(self.peer.on_timer(timer, time.monotonic(), self._ready()))
 
     def _post(self, event: Any) -> None:
-        self.network.post(event)
         if isinstance(event, RoundEnded):
-            self._log.sync()  # a finished round survives a crash of the machine, not only ours
+            # On disk before anyone is told: a round shown as over survives a crash of the
+            # machine (and a kill the moment it is shown), not only of this process.
+            self._log.sync()
+        self.network.post(event)
         if isinstance(event, LobbyView):
             self._lobby = event
             self._publish()

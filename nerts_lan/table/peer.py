@@ -489,14 +489,15 @@ class TablePeer:
     def _think(self, player: str, now: float) -> None:
         self._bot_timers.discard(player)
         machine = self.machine
-        bot, seat = self._bots.get(player), machine.seat_of(player)
-        mine = bot is not None and seat is not None and seat.controller == self.peer_id
-        if not mine or not self._bots_play() or machine.replica is None:
+        bot, seat, replica = self._bots.get(player), machine.seat_of(player), machine.replica
+        if bot is None or seat is None or replica is None or seat.controller != self.peer_id:
+            return
+        if not self._bots_play():
             return
         if not self._ready:
             self._start_timer(ThinkTimer(player), IDLE_BOT_RECHECK)
             return
-        action = bot.decide(machine.replica.view, now)
+        action = bot.decide(replica.view, now)
         delay = bot.reaction_delay(action)
         if action is None:
             self._start_timer(ThinkTimer(player), max(delay, IDLE_BOT_RECHECK))

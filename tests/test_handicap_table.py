@@ -7,23 +7,16 @@ from typing import Any
 
 from nerts_lan.rules.handicap import Handicap
 from nerts_lan.rules.state import Options, state_digest
-from nerts_lan.table.commands import AddBot, Create, Hello, Ready, Sit, Start, TableSettings
+from nerts_lan.table.commands import AddBot, Create, Ready, Sit, Start, TableSettings
 from nerts_lan.table.machine import TableMachine, TablePhase
 from nerts_lan.table.session import EntryIgnored, IgnoredKind
-from tests.test_table import Log
+from tests.test_table import Log, kitchen
 
 HEAD_START = Handicap(pile=10, work=5, score=150)
 
 
 def _created(handicaps: tuple[tuple[str, Handicap], ...]) -> Log:
-    log = Log(["a", "b", "c"])
-    log.join("a")
-    options = Options(target=15, handicaps=handicaps)
-    log.post("a", Create(TableSettings("Kitchen", options, teams=4)))
-    log.join("b", "c")
-    for peer, name in (("a", "Ann"), ("b", "Bo"), ("c", "Cy")):
-        log.post(peer, Hello(name))
-    return log
+    return kitchen(Log(["a", "b", "c"]), Options(target=15, handicaps=handicaps))
 
 
 def _start(log: Log) -> None:

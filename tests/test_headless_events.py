@@ -25,7 +25,7 @@ from nerts_lan.table.session import (
 )
 
 
-def _kitchen() -> tuple[TableMachine, list[Any]]:
+def kitchen() -> tuple[TableMachine, list[Any]]:
     """Ann's table with Bo and Cy, as Ann's machine folds it; the events it gives."""
     machine = TableMachine("ann")
     events: list[Any] = []
@@ -55,7 +55,7 @@ def _printed(events: list[Any]) -> list[dict[str, Any]]:
 
 
 def test_a_seat_two_peers_asked_for_at_once_is_lobby_traffic_not_an_ignored_entry() -> None:
-    _, events = _kitchen()
+    _, events = kitchen()
     printed = _printed(events)
     assert [r["reason"] for r in printed if r["event"] == "ignored"] == [
         "only the host may do that"
@@ -63,7 +63,7 @@ def test_a_seat_two_peers_asked_for_at_once_is_lobby_traffic_not_an_ignored_entr
 
 
 def test_a_peer_that_left_is_told_from_one_that_went_silent() -> None:
-    machine, _ = _kitchen()
+    machine, _ = kitchen()
     machine.member_gone("bo", left=True)
     machine.member_gone("cy")
     printed = _printed(machine.take_events())
@@ -145,7 +145,7 @@ def test_only_this_peers_own_late_moves_print_as_ignored(
 ) -> None:
     """Moves that came after their round, as a rejoined peer catches up through them: Bo's are
     the table's traffic, Ann's own is her player's and prints."""
-    machine, _ = _kitchen()  # dealing round 1: no round is in play
+    machine, _ = kitchen()  # dealing round 1: no round is in play
     for peer, player in (("bo", "Bo"), ("cy", "Cy"), ("ann", "Ann")):
         machine.stable_entry((100, peer), Act.of(1, Flip(player)).to_wire())
     late = machine.take_events()

@@ -113,9 +113,9 @@ def test_at_a_table_every_peer_takes_and_prints_the_same_reactions() -> None:
     from nerts_lan.headless.play import record_of
     from nerts_lan.table.commands import Act
     from nerts_lan.table.machine import TableMachine
-    from tests.test_table import Log, _kitchen, _start
+    from tests.test_table import Log, _start, kitchen
 
-    log = _kitchen(Log(["a", "b", "c"]))
+    log = kitchen(Log(["a", "b", "c"]))
     _start(log)
     number = log.machines["a"].round_number
     for clock, peer, player, say in [

@@ -91,12 +91,13 @@ class Log:
 
 @pytest.fixture
 def table() -> Log:
-    return _kitchen(Log(["a", "b", "c"]))
+    return kitchen(Log(["a", "b", "c"]))
 
 
-def _kitchen(log: Log) -> Log:
+def kitchen(log: Log, options: Options | None = None) -> Log:
+    """Ann creates the Kitchen table (``options``, or a target of 15); Bo and Cy join it."""
     log.join("a")
-    log.post("a", Create(TableSettings("Kitchen", Options(target=15), teams=4)))
+    log.post("a", Create(TableSettings("Kitchen", options or Options(target=15), teams=4)))
     log.join("b", "c")
     for peer, name in (("a", "Ann"), ("b", "Bo"), ("c", "Cy")):
         log.post(peer, Hello(name))
@@ -232,7 +233,7 @@ def test_a_tie_the_draw_gives_to_the_higher_peer_id_is_folded_in_the_core_order(
     machine held both tentatively, and Di caught up from a snapshot taken between the two: each
     folds both flips, Bo's then Ann's, nothing taken as 'already had', and all agree."""
     rank = OrderingCore("a", ["a", "b", "c"], 0.0, salt=b"tie table").rank
-    log = _kitchen(Log(["a", "b", "c"], rank))
+    log = kitchen(Log(["a", "b", "c"], rank))
     _start(log)
     a = log.machines["a"]
     assert a.replica is not None and a.phase is TablePhase.PLAYING

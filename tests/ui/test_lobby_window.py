@@ -11,29 +11,16 @@ from typing import Any
 import pytest
 
 from nerts_lan.lan.advert import PROTOCOL, SERVICE_TYPE
-from nerts_lan.practice import MAX_OPPONENTS, PracticeConfig
+from nerts_lan.practice import MAX_OPPONENTS
 from net.discovery import Advert, Discovery
 from net.runtime import NetworkThread
-from tests.kit import layout, team
-from tests.ui.conftest import Harness
+from tests.ui.conftest import Harness, frozen_practice
 from tests.ui.test_lan_window import _button, _join_button, _run, _screen, _texts, _unique
 from ui.lobby.lan import LanLobby
 from ui.screens.lobby import OPEN_TIMEOUT
 
 _RED = (204, 24, 36)
 _BLUE = (22, 92, 210)
-
-
-def _frozen_practice(harness: Harness, **piles_of_you: Any) -> Any:
-    """A practice table with a known deal; the bot never moves (its delays are enormous)."""
-    state = layout(
-        team("You", ("You",), **piles_of_you),
-        team("Ada", ("Ada",), nerts="KD QD", work=("KC", "KH", "KS", "QC"), stock="2D 3D"),
-    )
-    config = PracticeConfig(player="You", opponents=1, seed="t", delay_scale=1e6)
-    harness.window.start_practice(config, first_deal=state)
-    harness.settle(0.2)
-    return harness.window.current
 
 
 def _count_near(harness: Harness, rect: Any, colour: tuple[int, int, int]) -> int:
@@ -67,7 +54,7 @@ def test_an_option_shows_its_new_value_at_once_and_the_cards_follow_a_few_frames
 ) -> None:
     from pyglet.window import key
 
-    screen = _frozen_practice(harness, nerts="9C 5D", work=("9D", "6S", "", "2C"))
+    screen = frozen_practice(harness, nerts="9C 5D", work=("9D", "6S", "", "2C"))
     nerts = screen.view.layout.own_area.nerts
     assert _count_near(harness, nerts, _RED) > 20 and _count_near(harness, nerts, _BLUE) == 0
     harness.key(key.O)
@@ -97,7 +84,7 @@ def test_a_new_card_size_shows_on_its_button_at_once_and_on_the_table_once_drawn
 ) -> None:
     from pyglet.window import key
 
-    screen = _frozen_practice(harness, nerts="9C 5D")
+    screen = frozen_practice(harness, nerts="9C 5D")
     before = screen.view.layout.own_area.nerts
     harness.key(key.O)
     size = _option_button(screen, 2)

@@ -39,7 +39,7 @@ class Sounds:
         try:
             source.play()
         except Exception:
-            self._sources = {}  # no audio device after all: stay silent
+            self._sources, self._media = {}, None  # no audio device after all: stay silent
 
     def play_move(self, action: Action, own: bool = True, key: Hashable = None) -> None:
         """The sounds of a move that the table took, if it makes any; a move with a ``key``

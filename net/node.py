@@ -117,6 +117,20 @@ class Node:
         self.core.leave(self.clock())
         self._flush()
 
+    async def async_drain(self, timeout: float) -> bool:
+        """Wait, ``timeout`` seconds at most, until every peer linked now has acknowledged all
+        we sent it (a leave notice the link lost is resent meanwhile, and the notice's ``seen``
+        is what tells the last members that the final entries are stable); True if all did."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout  # the loop's clock: an injected one may stand still
+        while True:
+            waiting = [peer for peer in self.mesh.connected() if self.mesh.queued(peer)]
+            if not waiting:
+                return True
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.01)
+
     async def async_close(self) -> None:
         """Stop the timers and close the mesh; bounded, whatever the network does."""
         self._closed = True

@@ -78,7 +78,10 @@ from net import (
 from net.errors import LocalProtocolError
 from net.events import ClockSuspected, EntriesStabilized, EntryReceived, Event
 
-__all__ = ["TableAgent"]
+__all__ = ["LEAVE_GRACE", "TableAgent"]
+
+LEAVE_GRACE = 1.0
+"""Seconds a leaving seat waits at most for the others to acknowledge its goodbye."""
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +179,8 @@ class TableAgent:
             if leave:
                 try:
                     self.node.leave()
-                    await asyncio.sleep(0.05)  # let the notice go out
+                    # A lossy link may lose the notice: resend until the others have it.
+                    await self.node.async_drain(LEAVE_GRACE)
                 except LocalProtocolError:
                     pass
             await self.node.async_close()

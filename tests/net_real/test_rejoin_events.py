@@ -56,6 +56,29 @@ def test_a_peer_that_leaves_on_purpose_is_printed_as_left_not_gone(
         bo.stop()
 
 
+def test_a_goodbye_on_a_slow_link_is_resent_until_heard_not_lost_with_the_closing_peer(
+    tmp_path: Path,
+) -> None:
+    """Bo's frames are held 300 ms (a bad Wi-Fi link, where a lost notice is sent again later):
+    his goodbye must still reach Ann before he closes, or she waits for a timeout, sees him as
+    gone, and a table of two or three left alone can no longer agree on anything (a CI run lost
+    a whole table so: the last laptop never heard the others' leaves at 30 % loss)."""
+    table = _unique("Slow goodbye")
+    ann = PeerProcess(headless("host", "Ann", table, "--players", "3"), tmp_path / "ann")
+    held = {"NERTS_LAN_LINK_DELAY_MS": "300,300"}
+    bo = PeerProcess(headless("join", "Bo", table), tmp_path / "bo", env=held)
+    try:
+        ann.wait_for("hosting")
+        bo_id = bo.wait_for("joined")["peer"]
+        bo.leave()
+        assert bo.finish(30) == 0
+        ann.wait_for("peer_left", timeout=15, peer=bo_id)
+        assert not ann.events("peer_gone")
+    finally:
+        ann.stop()
+        bo.stop()
+
+
 @not_on_windows("no SIGSTOP/SIGCONT to freeze a process as a closed lid does")
 def test_a_peer_the_table_went_on_without_says_it_rejoins_and_starts_no_round_twice(
     tmp_path: Path,

@@ -247,9 +247,8 @@ class TableScreen(Screen):
                 _refused(self, event)
         elif isinstance(event, RoundEnded):
             self._changed = True
-            self.messages.clear(MessageKind.ROUND, MessageKind.HINT)
             self._end_guide()
-            self.scoreboard.round_ended(event, self.window.width, self.window.height, self.now)
+            _round_ended(self, event)
         elif isinstance(event, MatchEnded):
             self.match_over = True
         elif isinstance(event, CursorMoved):
@@ -487,6 +486,15 @@ def _count_in(screen: TableScreen, number: int) -> None:
         screen.say(MessageKind.ROUND, watching, colour=TEXT_DIM, lifetime=None)
     else:
         screen.say(MessageKind.ROUND, f"Round {number}: go!")
+
+
+def _round_ended(screen: TableScreen, event: RoundEnded) -> None:
+    """The round is over: the hint and the round's messages go, the foundation cards fly home
+    (at this frame's sync) and the banner says how it ended."""
+    screen.messages.clear(MessageKind.ROUND, MessageKind.HINT)
+    screen.view.fly_home(screen.now)
+    window = screen.window
+    screen.scoreboard.round_ended(event, window.width, window.height, screen.now)
 
 
 def _refused(screen: TableScreen, event: ActionRejected) -> None:

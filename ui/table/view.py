@@ -24,6 +24,7 @@ from nerts_lan.rules.state import State, Table
 from ui.kit.atlas import CardAtlas
 from ui.kit.geometry import Rect
 from ui.table.felt import Felt
+from ui.table.homecoming import HOME_FLIGHT, departures, homed, start_rect
 from ui.table.layout import (
     FOUNDATION_TEAM,
     Placement,
@@ -104,6 +105,10 @@ class TableView:
         """The cards flashing in a race winner's colour (``flash``)."""
         self.peek = RivalPeek(batch, parent)
         """The rival block the pointer is over, enlarged (``point_at``)."""
+        self.gone_home: float | None = None
+        """When the round's foundation cards began to fly home (``fly_home``; None: they lie
+        on the foundations, as during play)."""
+        self._home_due = False
         self._size: tuple[int, int] = (0, 0)
 
     # --- layout and sync -----------------------------------------------------------------------
@@ -163,7 +168,12 @@ class TableView:
             return
         self.state = state
         found = placements(layout, state)
+        if state.outcome is None:
+            self.gone_home = None  # a round under way: the foundations are on the table
+        elif self.gone_home is not None:
+            found = homed(layout, state, found)
         self.last_placements = found
+        drawn_before = set(self.sprites)
         keep: set[tuple[object, ...]] = set()
         for placement in found:
             key = placement.key
@@ -177,6 +187,9 @@ class TableView:
             else:
                 self._move_sprite(sprite, placement, now, animate)
         self.settling.clear()
+        if self._home_due and animate:
+            self._fly_home(found, drawn_before)
+        self._home_due = False
         for key in [k for k in self.sprites if k not in keep]:
             self.sprites.pop(key).delete()
             self.shown.pop(key, None)
@@ -186,6 +199,14 @@ class TableView:
         self.felt.update(layout, state)
         if self.peek.team is not None:
             self.peek.sync(layout, state, self._own_size)
+
+    def fly_home(self, now: float) -> None:
+        """The round is over: at the next ``sync`` every foundation card flies to the nerts
+        pile of the team that played it, one after another (``ui.table.homecoming``); with
+        reduced motion they stay where they are."""
+        if not self.reduced_motion:
+            self.gone_home = now
+            self._home_due = True
 
     def point_at(self, x: float, y: float) -> bool:
         """The pointer moved to (x, y): enlarge the rival block under it; True when that
@@ -221,6 +242,9 @@ class TableView:
         if sprite.image is not region:
             sprite.image = region
         old = self.shown.get(key, placement.rect)
+        flight = self.flights.get(key)
+        if animate and flight is not None and flight.end == placement.rect:
+            return  # already on its way there (a card flying home keeps its turn)
         if old != placement.rect and animate:
             quick = key in self.settling
             duration = _LOCAL_FLIGHT if quick else _REMOTE_FLIGHT
@@ -333,6 +357,21 @@ class TableView:
             self.atlas = None
 
     # --- helpers -------------------------------------------------------------------------------
+
+    def _fly_home(self, found: list[Placement], drawn_before: set[tuple[object, ...]]) -> None:
+        """Give each foundation card its turn to leave for home (``homed`` put them last in
+        ``found``): from where it is drawn, or from its foundation if it was hidden under the
+        top two."""
+        assert self.gone_home is not None and self.layout is not None
+        going = [p for p in found if p.pile.team == FOUNDATION_TEAM and p.key in self.sprites]
+        for placement, delay in zip(going, departures(len(going))):
+            key = placement.key
+            drawn = key in drawn_before and key in self.shown
+            start = self.shown[key] if drawn else start_rect(self.layout, placement)
+            t0 = self.gone_home + delay
+            self.flights[key] = _Flight(start, placement.rect, t0, HOME_FLIGHT)
+            self.sprites[key].group = self.flying_group
+            self._show(key, start)
 
     def _ensure_atlas(self) -> None:
         assert self.layout is not None

@@ -4,14 +4,20 @@ silent when muted or when there is no audio device."""
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Hashable
 from typing import Any
 
 from nerts_lan.rules.actions import Action, Flip, Play, SlideUnder
 from nerts_lan.rules.state import RejectionKind
-from ui.kit.soundbank import SUIT_CALLOUTS, render, wav_bytes
+from ui.kit.soundbank import SOUND_NAMES, SUIT_CALLOUTS, render, wav_bytes
 
-__all__ = ["Sounds", "refusal_sound", "sound_of", "sounds_of"]
+__all__ = ["Sounds", "refusal_sound", "sound_of", "sounds_of", "warm_up"]
+
+_RENDERED: dict[str, bytes] = {}
+"""Each sound's WAV bytes, once rendered (the same for every table of the process)."""
+
+_warming: list[threading.Thread] = []
 
 
 class Sounds:
@@ -28,6 +34,8 @@ class Sounds:
         self._media: Any = None
         self._heard: set[Hashable] = set()
         """The moves of this round already heard (a reorder applies a move again)."""
+        if enabled:
+            warm_up()
 
     def play(self, name: str) -> None:
         if not self.enabled:
@@ -60,8 +68,8 @@ class Sounds:
         self.play(refusal_sound(kind))
 
     def _source(self, name: str) -> Any:
-        """Sound ``name`` ready to play, rendered the first time it is asked for (a few ms:
-        rendering them all at once would stall a frame); None without an audio device."""
+        """Sound ``name`` ready to play (loaded the first time it is asked for, from what
+        ``warm_up`` rendered); None without an audio device."""
         if self._sources is None:
             self._sources = {}
             try:
@@ -72,7 +80,7 @@ class Sounds:
                 return None
         if name not in self._sources and self._media is not None:
             try:
-                data = io.BytesIO(wav_bytes(render(name)))
+                data = io.BytesIO(_wav(name))
                 self._sources[name] = self._media.load(f"{name}.wav", file=data, streaming=False)
             except Exception:
                 self._sources[name] = None
@@ -110,3 +118,28 @@ def refusal_sound(kind: RejectionKind | None) -> str:
     """The sound of a move of yours that the table refused: two falling notes when it lost a
     race, else the refusal's buzz."""
     return "race_lost" if kind is RejectionKind.LOST_RACE else "refused"
+
+
+def warm_up() -> None:
+    """Render every sound in a helper thread, once a process (35 ms of CPU in all), so that no
+    sound costs a frame the first time it plays: the Nerts call alone took 16 ms, in the very
+    frame the round ended. A sound asked for before its turn is rendered on the spot."""
+    if _warming:
+        return
+    thread = threading.Thread(target=_render_all, name="nerts-sounds", daemon=True)
+    _warming.append(thread)
+    thread.start()
+
+
+def _render_all() -> None:
+    for name in SOUND_NAMES:
+        _wav(name)
+
+
+def _wav(name: str) -> bytes:
+    """Sound ``name`` as WAV bytes (rendered deterministically: two threads rendering one
+    sound at once both store the same bytes)."""
+    data = _RENDERED.get(name)
+    if data is None:
+        data = _RENDERED[name] = wav_bytes(render(name))
+    return data

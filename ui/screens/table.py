@@ -261,7 +261,7 @@ class TableScreen(Screen):
         """A new deal: the last round's panel, pick, hint and messages go."""
         self.round_number = event.number
         self.sounds.new_round()
-        self.scoreboard.new_round()
+        self.scoreboard.new_round(self.window.width, self.window.height)
         self.match_over = False
         if isinstance(self.overlay, ScoreOverlay):
             self.panels.close()

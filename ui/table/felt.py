@@ -37,6 +37,8 @@ class Felt:
         self._slots: dict[PileRef, Any] = {}
         self._team_labels: list[Any] = []
         self._counts: dict[tuple[int, str], Any] = {}
+        self._written: dict[int, object] = {}
+        """The tableau each team's words and slots were last set for (``update`` skips it)."""
         self._names = tuple(
             " & ".join(players) + (f"  · {start}" if (start := head_start(table, i)) else "")
             for i, players in enumerate(table.team_players)
@@ -72,6 +74,9 @@ class Felt:
         for area, team_label in zip(layout.teams, self._team_labels):
             team = area.team
             tableau = state.teams[team]
+            if self._written.get(team) is tableau:
+                continue  # the same cards: nothing here changed (most teams, most frames)
+            self._written[team] = tableau
             self._name(team_label, self._names[team], tableau.stuck)
             # Only empty piles show their slot: a slot under cards would cost fill for nothing.
             piles = ((NERTS, tableau.nerts), (STOCK, tableau.stock), (WASTE, tableau.waste))
@@ -96,6 +101,7 @@ class Felt:
         for item in self._static + self._team_labels + list(self._counts.values()):
             item.delete()
         self._static, self._team_labels, self._counts, self._slots = [], [], {}, {}
+        self._written = {}
 
     # --- helpers -------------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ __all__ = [
     "compute_layout",
     "drop_targets",
     "enlarged_area",
+    "foundation_placements",
     "pile_at",
     "placements",
     "side_counts",
@@ -373,24 +374,20 @@ def enlarged_area(layout: TableLayout, team: int, card_h: float) -> TeamArea:
 
 def placements(layout: TableLayout, state: State) -> list[Placement]:
     """Every card to draw for ``state``, bottom layer first within each pile."""
+    teams = (team_placements(area, state.teams[area.team]) for area in layout.teams)
+    return [p for found in teams for p in found] + foundation_placements(layout, state)
+
+
+def foundation_placements(layout: TableLayout, state: State) -> list[Placement]:
+    """The cards drawn on the foundations: the top two of each (what a player sees of it)."""
     out: list[Placement] = []
-    for area in layout.teams:
-        out += team_placements(area, state.teams[area.team])
     for index, (cards, owners) in enumerate(zip(state.f_cards, state.f_owners)):
         rect = layout.foundation_rect(index)
+        pile = PileRef(FOUNDATION_TEAM, foundation_pile(index))
         start = max(len(cards) - 2, 0)
         for position in range(start, len(cards)):
-            out.append(
-                Placement(
-                    (owners[position], cards[position]),
-                    cards[position],
-                    owners[position],
-                    rect,
-                    position - start,
-                    PileRef(FOUNDATION_TEAM, foundation_pile(index)),
-                    position,
-                )
-            )
+            key = (owners[position], cards[position])
+            out.append(Placement(key, key[1], key[0], rect, position - start, pile, position))
     return out
 
 

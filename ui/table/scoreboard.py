@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import functools
 import gc
+import string
 from collections.abc import Callable
 from typing import Any
 
+import pyglet
 from pyglet.graphics import Group
 
 from nerts_lan.history.coach import coach_round
@@ -17,8 +19,8 @@ from nerts_lan.table.replica import RoundEnded
 from nerts_lan.table.session import DealOnSession, PacedSession, Session
 from ui.kit.geometry import Rect
 from ui.kit.sounds import Sounds
-from ui.kit.theme import ACCENT, TEXT
-from ui.kit.widgets import Panel, label
+from ui.kit.theme import ACCENT, FONT, TEXT
+from ui.kit.widgets import Panel, label, use_shipped_font
 from ui.table.overlays import Overlay, ScoreOverlay
 
 __all__ = ["BANNER_SECONDS", "Scoreboard", "coach_lines"]
@@ -51,12 +53,23 @@ class Scoreboard:
         self.banner_until = 0.0
         self.pending: RoundEnded | None = None
         """The round whose scores come up once the banner goes."""
+        self._glyphs_due: list[tuple[float, bool, str]] = []
+        self._fonts: dict[tuple[float, bool], Any] = {}
+        """The banner's fonts, their glyphs drawn ahead (held: pyglet keeps fonts weakly)."""
 
-    def new_round(self) -> None:
+    def new_round(self, width: int, height: int) -> None:
         """A new deal: no scores are due, and what the deal made is set aside from the
-        collector's scans (see ``_collect_between_rounds``)."""
+        collector's scans (see ``_collect_between_rounds``); the banner's glyphs for a window
+        of this size are drawn ahead, one a frame (the first banner took 25 ms to draw them,
+        in the very frame the round ended)."""
         self.pending = None
         gc.freeze()
+        self._glyphs_due = [
+            (size, bold, char)
+            for size, bold, chars in _banner_fonts(height)
+            for char in chars
+            if (size, bold) not in self._fonts or char not in self._fonts[(size, bold)].glyphs
+        ]
 
     def round_ended(self, event: RoundEnded, width: int, height: int, now: float) -> None:
         """Say how the round ended across the table, for ``BANNER_SECONDS``, with a sound."""
@@ -67,7 +80,8 @@ class Scoreboard:
         else:
             title = "Round over"
             sub = "everyone was stuck"
-        panel_w, panel_h = min(width * 0.6, 560), min(height * 0.3, 200)
+        panel_w, panel_h = min(width * 0.6, 560), _banner_height(height)
+        (title_size, _, _), (sub_size, _, _) = _banner_fonts(height)
         panel = Panel(
             self.batch,
             self.group,
@@ -84,7 +98,7 @@ class Scoreboard:
                 title,
                 width / 2,
                 height / 2 + panel_h * 0.12,
-                size=panel_h * 0.32,
+                size=title_size,
                 colour=ACCENT,
                 anchor_x="center",
                 bold=True,
@@ -95,7 +109,7 @@ class Scoreboard:
                 sub,
                 width / 2,
                 height / 2 - panel_h * 0.26,
-                size=panel_h * 0.1,
+                size=sub_size,
                 colour=TEXT,
                 anchor_x="center",
             ),
@@ -106,7 +120,10 @@ class Scoreboard:
     def banner_over(self, now: float) -> bool:
         """Take the banner away once its moment is over; True when it just went (the scores
         are due then)."""
-        if not self.banner or now < self.banner_until:
+        if not self.banner:
+            self._draw_a_glyph_ahead()
+            return False
+        if now < self.banner_until:
             return False
         self.delete()
         return True
@@ -172,6 +189,31 @@ class Scoreboard:
         for item in self.banner:
             item.delete()
         self.banner = []
+
+    def _draw_a_glyph_ahead(self) -> None:
+        if not self._glyphs_due:
+            return
+        size, bold, char = self._glyphs_due.pop()
+        font = self._fonts.get((size, bold))
+        if font is None:
+            use_shipped_font()
+            weight = "bold" if bold else "normal"
+            font = self._fonts[(size, bold)] = pyglet.font.load(FONT, size * 0.75, weight, dpi=96)
+        font.get_glyphs(char)
+
+
+def _banner_height(height: int) -> float:
+    return min(height * 0.3, 200)
+
+
+def _banner_fonts(height: int) -> list[tuple[float, bool, str]]:
+    """The banner's two sizes of type in a window ``height`` high (in ``label``'s pixels),
+    whether bold, and the characters it may show in each."""
+    panel_h = _banner_height(height)
+    return [
+        (panel_h * 0.32, True, "NERTS!Roundov "),
+        (panel_h * 0.1, False, string.ascii_letters + string.digits + " '-."),
+    ]
 
 
 def coach_lines(

@@ -1,6 +1,6 @@
 """The table's sprites: a view that follows the session's state, never a model of its own.
 
-``sync(state)`` asks ``layout.placements`` where every visible card goes and moves the sprites
+``sync(state)`` asks ``ui.table.layout`` where every visible card goes and moves the sprites
 there; a card whose place changed flies from where it was (remote moves visibly, local drops
 briefly), so a move that lost a race flies back by the same rule. All sprites use one texture
 atlas and live in one batch, in ordered groups: slots, card layers by height, flying cards,
@@ -30,7 +30,8 @@ from ui.table.layout import (
     Placement,
     TableLayout,
     compute_layout,
-    placements,
+    foundation_placements,
+    team_placements,
 )
 from ui.table.mirror import left_handed as mirrored
 from ui.table.peek import RivalPeek
@@ -109,6 +110,7 @@ class TableView:
         """When the round's foundation cards began to fly home (``fly_home``; None: they lie
         on the foundations, as during play)."""
         self._home_due = False
+        self._placing = _TeamPlacements()
         self._size: tuple[int, int] = (0, 0)
 
     # --- layout and sync -----------------------------------------------------------------------
@@ -125,6 +127,7 @@ class TableView:
         self.shown.clear()
         self.flights.clear()
         self.placed.clear()
+        self._placing.clear()  # every sprite is made anew
         self.race_flash.clear()
         assert self.atlas is not None
         if (self.layout, self.atlas) != before:
@@ -167,17 +170,16 @@ class TableView:
             self.resize(*self._size, state)
             return
         self.state = state
-        found = placements(layout, state)
+        found, fresh = self._placing.place(layout, state)
         if state.outcome is None:
             self.gone_home = None  # a round under way: the foundations are on the table
         elif self.gone_home is not None:
-            found = homed(layout, state, found)
+            found = fresh = homed(layout, state, found)
         self.last_placements = found
         drawn_before = set(self.sprites)
-        keep: set[tuple[object, ...]] = set()
-        for placement in found:
+        keep = {placement.key for placement in found}
+        for placement in fresh:
             key = placement.key
-            keep.add(key)
             self.placed[key] = placement
             if key in self.dragging:
                 continue
@@ -433,6 +435,36 @@ class TableView:
             return self.shown[key]
         t = min(max((now - flight.t0) / flight.duration, 0.0), 1.0)
         return _lerp(flight.start, flight.end, 1 - (1 - t) ** 3)
+
+
+class _TeamPlacements:
+    """Each team's tableau at the last sync and its placements: a team whose tableau holds what
+    it held then is not placed again (a busy table changes one or two teams at a time, and
+    placing all six took a third of a frame's time)."""
+
+    def __init__(self) -> None:
+        self._teams: dict[int, tuple[object, list[Placement]]] = {}
+
+    def clear(self) -> None:
+        """Place every team afresh at the next ``place`` (its sprites are new)."""
+        self._teams.clear()
+
+    def place(self, layout: TableLayout, state: State) -> tuple[list[Placement], list[Placement]]:
+        """Every card to draw for ``state``, and of them those that may have moved."""
+        found: list[Placement] = []
+        fresh: list[Placement] = []
+        for area in layout.teams:
+            tableau = state.teams[area.team]
+            before = self._teams.get(area.team)
+            if before is not None and (before[0] is tableau or before[0] == tableau):
+                found += before[1]
+                continue
+            placed = team_placements(area, tableau)
+            self._teams[area.team] = (tableau, placed)
+            found += placed
+            fresh += placed
+        foundations = foundation_placements(layout, state)
+        return found + foundations, fresh + foundations
 
 
 def _lerp(a: Rect, b: Rect, t: float) -> Rect:

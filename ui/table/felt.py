@@ -14,6 +14,7 @@ from pyglet.graphics import Group
 from nerts_lan.rules.piles import NERTS, STOCK, WASTE, work_pile
 from nerts_lan.rules.state import State, Table
 from ui.kit.atlas import SLOT, CardAtlas
+from ui.kit.glyph_run import GlyphRun
 from ui.kit.theme import ACCENT, TEXT, TEXT_DIM, WARN, lighter, team_rgb
 from ui.kit.widgets import label
 from ui.kit.wording import head_start
@@ -147,7 +148,8 @@ class Felt:
         for pile in ("nerts", "stock"):
             rect = area.nerts if pile == "nerts" else area.stock
             badge_size = max(10.0, min(area.card_h * 0.13, 16.0))
-            self._counts[(area.team, pile)] = label(
+            # Glyph sprites, not a label: the counts change at nearly every flip.
+            self._counts[(area.team, pile)] = GlyphRun(
                 self.batch,
                 self.label_group,
                 "",

@@ -17,8 +17,9 @@ from nerts_lan.rules.handicap import multiplier_text
 from nerts_lan.rules.scoring import Match
 from nerts_lan.rules.state import State, Table
 from ui.kit.geometry import Rect
+from ui.kit.glyph_run import GlyphRun
 from ui.kit.theme import TEXT_DIM
-from ui.kit.widgets import Button, label
+from ui.kit.widgets import Button
 from ui.kit.wording import team_label
 from ui.table.layout import TableLayout
 from ui.table.message_strip import Message, MessageStrip
@@ -66,7 +67,8 @@ class Hud:
             self.buttons.append(button)
             y += button_h + 6
         text_size = min(max(area.card_h * 0.12, 12.0), 16.0)
-        self.round_label = label(
+        # Glyph sprites, not a label: the round's score changes with nearly every play.
+        self.round_label = GlyphRun(
             self.batch,
             self.text_group,
             "",

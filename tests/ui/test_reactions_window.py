@@ -88,3 +88,25 @@ def test_in_practice_a_reaction_shows_by_your_piles_too(harness: Harness) -> Non
     harness.send("on_key_press", key._5, key.MOD_SHIFT)
     assert screen.reactions.texts() == {"You": "GG"}
     assert _area(screen, 0).contains(*screen.reactions.places()["You"])
+
+
+def test_the_reaction_row_sends_one_with_a_click(harness: Harness) -> None:
+    """For the mouse: a row of the five reactions along the bottom, clear of the round's line
+    and of the buttons' column, at the smallest window too."""
+    screen, _ = _table(harness)
+    for width, height in ((1024, 720), (640, 420)):
+        harness.send("on_resize", width, height)
+        row = screen.hud.reaction_buttons
+        assert [b.text.text for b in row] == ["Nice!", "Wow!", "Oops!", "Hot!", "GG"]
+        column = screen.hud.buttons
+        line = screen.hud.round_label
+        line_right = 10 + line.width_of(line.text)
+        for button in row:
+            assert not any(_overlap(button.rect, other.rect) for other in column)
+            assert button.rect.x > line_right or button.rect.y > 10 + line.line_height
+    harness.click(*screen.hud.reaction_buttons[4].rect.center)
+    assert screen.reactions.texts() == {"You": "GG"}
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    return a.x < b.right and b.x < a.right and a.y < b.top and b.y < a.top

@@ -33,7 +33,7 @@ def _captions(screen: Any) -> list[str]:
     return [button.text.text for button in screen.hud.buttons]
 
 
-def test_a_watcher_gets_no_hint_stuck_or_nerts_button(harness: Harness) -> None:
+def test_a_watcher_gets_no_hint_stuck_nerts_nor_reaction_button(harness: Harness) -> None:
     deal = _deal(nerts="9C 5H", work=("9D", "8D", "7H", "QC"), stock="3S 4S 6D")
     harness.window.start_practice(_config(), first_deal=deal)
     harness.frame()
@@ -46,6 +46,7 @@ def test_a_watcher_gets_no_hint_stuck_or_nerts_button(harness: Harness) -> None:
     assert screen.read_only
     watching = _captions(screen)
     assert watching == ["Menu", "Options (O)", "Help (?)"], watching
+    assert screen.hud.reaction_buttons == []  # no seat to react from
     harness.frame()  # the HUD's refresh has no Nerts button to enable, and does not fail
 
 

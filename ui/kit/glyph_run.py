@@ -83,6 +83,15 @@ class GlyphRun:
         for sprite in self._sprites[shown:]:
             sprite.visible = False
 
+    def width_of(self, value: str) -> float:
+        """How wide ``value`` would be drawn (in pixels, for the layout around it)."""
+        glyphs, offsets = self._font.get_glyphs(drawable(value)) if value else ([], [])
+        return float(sum(round(g.advance + o.x_advance) for g, o in zip(glyphs, offsets)))
+
+    @property
+    def line_height(self) -> float:
+        return float(self._font.ascent - self._font.descent)
+
     @property
     def color(self) -> tuple[int, int, int, int]:
         return self._colour

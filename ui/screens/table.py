@@ -37,7 +37,7 @@ from ui.kit.sounds import Sounds
 from ui.kit.theme import TEXT_DIM
 from ui.kit.widgets import Button
 from ui.screen import Screen
-from ui.table.controls import KeyControl, PointerControl, game_buttons
+from ui.table.controls import KeyControl, PointerControl, game_buttons, reaction_buttons
 from ui.table.countdown import Countdown
 from ui.table.cursor_frame import to_table_units
 from ui.table.hud import ButtonSpec, Hud, round_line, stuck_line
@@ -362,7 +362,7 @@ class TableScreen(Screen):
     def _build_hud(self, width: int, height: int) -> None:
         layout = self.view.layout
         assert layout is not None
-        self.hud.build(layout, width, self._hud_buttons())
+        self.hud.build(layout, width, self._hud_buttons(), reaction_buttons(self))
         self._nerts_button = None if self.read_only else self.hud.buttons[-1]
 
     def _hud_buttons(self) -> list[ButtonSpec]:

@@ -8,12 +8,13 @@ takes the clicks and keys first (``Panels``), so these see only what reaches the
 
 from __future__ import annotations
 
+import functools
 from typing import Protocol
 
 from pyglet.window import key as keys
 from pyglet.window import mouse
 
-from nerts_lan.rules.actions import Action, CallNerts, DeclareStuck, Flip
+from nerts_lan.rules.actions import REACTIONS, Action, CallNerts, DeclareStuck, Flip, React
 from nerts_lan.table.session import Session
 from ui.table import intents
 from ui.table.drag import DragControl
@@ -23,11 +24,11 @@ from ui.table.marking import Marking
 from ui.table.message_strip import MessageKind
 from ui.table.overlays import Overlay
 from ui.table.panels import HELP_KEYS
-from ui.table.reactions import ReactionBoard
+from ui.table.reactions import REACTION_WORDS, ReactionBoard
 from ui.table.stuck_check import CONFIRM_SECONDS, StuckCheck
 from ui.table.view import TableView
 
-__all__ = ["KeyControl", "PointerControl", "TableCommands", "game_buttons"]
+__all__ = ["KeyControl", "PointerControl", "TableCommands", "game_buttons", "reaction_buttons"]
 
 _KEY_NAMES = {
     keys.SPACE: "space",
@@ -213,3 +214,18 @@ def game_buttons(table: TableCommands, key_control: KeyControl) -> list[ButtonSp
         ("Stuck (S)", key_control.declare_stuck, (150, 96, 30)),
         ("NERTS! (X)", lambda: table.submit(CallNerts(table.player)), (190, 40, 40)),
     ]
+
+
+def reaction_buttons(table: TableCommands) -> list[ButtonSpec]:
+    """The reactions' row, for the mouse (Shift+1 to Shift+5 send them too): one button a
+    reaction, left to right; none for a watcher, who has no seat to send from."""
+    if table.read_only:
+        return []
+    colour = (60, 66, 92)
+    return [
+        (REACTION_WORDS[name], functools.partial(_react, table, name), colour) for name in REACTIONS
+    ]
+
+
+def _react(table: TableCommands, name: str) -> None:
+    table.submit(React(table.player, name))

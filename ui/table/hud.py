@@ -26,6 +26,9 @@ from ui.table.message_strip import Message, MessageStrip
 
 __all__ = ["ButtonSpec", "Hud", "round_line", "stuck_line"]
 
+_WIDEST_ROUND_LINE = "Round 10   this round -26 ×1.5   match 100 / 100"
+"""What the round's line may grow to: the reactions' row keeps clear of it."""
+
 ButtonSpec = tuple[str, Callable[[], None], tuple[int, int, int]]
 """A HUD button: its caption, what a click does, its colour."""
 
@@ -42,10 +45,19 @@ class Hud:
         """Everything else the HUD drew (the round's line first), deleted with it."""
         self.round_label: Any = None
         self.strip = MessageStrip(batch, group, text_group)
+        self.reaction_buttons: list[Button] = []
+        """The reactions' row along the bottom, left of the column (none for a watcher)."""
 
-    def build(self, layout: TableLayout, width: int, specs: Sequence[ButtonSpec]) -> None:
-        """The buttons in a column at the bottom right (``specs`` bottom first) and the round's
-        line at the bottom left, sized for ``layout``."""
+    def build(
+        self,
+        layout: TableLayout,
+        width: int,
+        specs: Sequence[ButtonSpec],
+        reactions: Sequence[ButtonSpec] = (),
+    ) -> None:
+        """The buttons in a column at the bottom right (``specs`` bottom first), the round's
+        line at the bottom left and the ``reactions`` in a row between them, sized for
+        ``layout``."""
         self.clear()
         area = layout.own_area
         margin = 10.0
@@ -79,6 +91,13 @@ class Hud:
             anchor_y="bottom",
         )
         self.labels = [self.round_label]
+        row_h = min(button_h, 28.0)
+        row_w = len(reactions) * (row_h * 2.2 + 4.0)
+        row_y = margin
+        line_right = margin + self.round_label.width_of(_WIDEST_ROUND_LINE)
+        if x - margin - row_w < line_right + margin:  # a narrow window: above the line
+            row_y = margin + 8 + self.round_label.line_height + 6
+        self._build_reactions(reactions, x - margin, row_y, row_h)
 
     def place_messages(self, layout: TableLayout, visible: tuple[Message, ...]) -> None:
         """The message strip spans the layout's free width, short of the buttons when their
@@ -97,7 +116,7 @@ class Hud:
 
     def click(self, x: float, y: float) -> bool:
         """A press over a button clicks it: True when one was there."""
-        for item in self.buttons:
+        for item in [*self.buttons, *self.reaction_buttons]:
             if item.hit(x, y):
                 item.on_click()
                 return True
@@ -105,20 +124,34 @@ class Hud:
 
     def highlight(self, x: float, y: float) -> None:
         """Light up the button under the pointer, if any."""
-        for item in self.buttons:
+        for item in [*self.buttons, *self.reaction_buttons]:
             item.set_highlight(item.hit(x, y))
 
     def clear(self) -> None:
         """Take the buttons and labels away (the strip stays)."""
-        for item in self.buttons:
+        for item in [*self.buttons, *self.reaction_buttons]:
             item.delete()
         for item in self.labels:
             item.delete()
-        self.buttons, self.labels = [], []
+        self.buttons, self.labels, self.reaction_buttons = [], [], []
 
     def delete(self) -> None:
         self.clear()
         self.strip.delete()
+
+    def _build_reactions(
+        self, specs: Sequence[ButtonSpec], right: float, y: float, height: float
+    ) -> None:
+        """The reactions' buttons in a row whose right end is ``right``."""
+        width, gap = height * 2.2, 4.0
+        x = right - len(specs) * (width + gap) + gap
+        for caption, callback, colour in specs:
+            rect = Rect(x, y, width, height)
+            button = Button(
+                self.batch, self.group, self.text_group, rect, caption, callback, colour
+            )
+            self.reaction_buttons.append(button)
+            x += width + gap
 
 
 def stuck_line(table: Table, state: State, team: int) -> str:

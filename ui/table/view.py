@@ -224,17 +224,18 @@ class TableView:
     def _add_sprite(self, placement: Placement, now: float, animate: bool) -> None:
         """A card that was not on the table: it appears, or flies in from where it was dealt."""
         key = placement.key
-        sprite = pyglet.sprite.Sprite(
-            self._region(placement), batch=self.batch, group=self._layer(placement)
-        )
-        self.sprites[key] = sprite
         start = placement.rect
         if animate and placement.spawn is not None:
             start = placement.rect.moved_to(*placement.spawn)
+        flies = start != placement.rect
+        # Made in the group it is drawn in first: moving a sprite to another group costs as
+        # much as making it.
+        group = self.flying_group if flies else self._layer(placement)
+        sprite = pyglet.sprite.Sprite(self._region(placement), batch=self.batch, group=group)
+        self.sprites[key] = sprite
         self.shown[key] = start
-        if start != placement.rect:
+        if flies:
             self.flights[key] = _Flight(start, placement.rect, now, _LOCAL_FLIGHT * 1.5)
-            sprite.group = self.flying_group
         self._show(key, start)
 
     def _move_sprite(self, sprite: Any, placement: Placement, now: float, animate: bool) -> None:

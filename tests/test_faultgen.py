@@ -258,11 +258,13 @@ def test_the_budget_mode_runs_seeds_in_parallel_and_prints_a_table_per_generator
     header, *rows, footer, checks = out.splitlines()
     assert checks.startswith("checks: stable is final")
     assert header.split()[:3] == ["generator", "timers", "seeds"] and "forks" in header
+    assert "honest excluded" in header and "honest flagged" in header
     assert [row.split()[:2] for row in rows] == [["pauses", "fast"], ["churn", "fast"]]
     assert f"state in {state}" in footer and "failed this run: none" in footer
     for lane in _lanes(state).values():
         # Both processes' seeds are in, with no gap before the next seed.
         assert lane["seeds"] == lane["next_seed"] >= 1 and lane["forks"] == 0
+        assert lane["honest_flagged"] == 0  # counted and kept: no honest clock was flagged
 
 
 UNCHECKED = "equivocate-unchecked"

@@ -157,3 +157,13 @@ def test_a_forged_decision_expulsion_or_leave_claim_changes_nothing() -> None:
     assert result.honest_excluded == 0
     refused = set(result.violations)
     assert {"decide.certificate", "expel.certificate", "accept.removals"} <= refused
+
+
+def test_the_delay_line_cheater_is_flagged_and_no_honest_clock_is() -> None:
+    """Every frame of the clock holder leaves 5-150 ms late: the honest members flag its clock
+    (``ClockSuspected``), and none of them flags another honest one's (the sweep counts both;
+    a flag is never a ground for removal by itself)."""
+    result = run_generator("clock-holder", 1)
+    assert not result.failed
+    assert result.malicious_flagged >= 1
+    assert result.honest_flagged == 0 and result.honest_excluded == 0

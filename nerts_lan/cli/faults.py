@@ -206,13 +206,13 @@ def _budget_table(
         return json.dumps({"summary": True, "seconds": round(elapsed, 1), "lanes": rows})
     header: tuple[str, ...] = ("generator", "timers", "seeds now", "from", "seeds in all")
     header += ("forks", "divergences")
-    header += ("disagreements", "honest excluded", "failing seeds (all runs)")
+    header += ("disagreements", "honest excluded", "honest flagged", "failing seeds (all runs)")
     table = [header]
     for lane in lanes:
         failing = _seed_list(sorted(lane.failing))
         counts: tuple[int, ...] = (lane.ran_now, first[lane.name], lane.seeds, lane.forks)
         counts += (lane.divergences,)
-        counts += (lane.disagreements, lane.honest_excluded)
+        counts += (lane.disagreements, lane.honest_excluded, lane.honest_flagged)
         table.append((lane.generator, lane.timers, *map(str, counts), failing))
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1] for row in table]
@@ -260,7 +260,8 @@ def _text(record: dict[str, Any]) -> str:
         f"{record['generator']} seed {record['seed']}: {verdict}; forks {record['forks']},"
         f" divergences {record['divergences']}, final agreement {agreement},"
         f" worst stall {record['worst_stall_s']:.2f} s,"
-        f" honest members excluded {record['honest_excluded']}, faults {record['events']}"
+        f" honest members excluded {record['honest_excluded']},"
+        f" honest clocks flagged {record['honest_flagged']}, faults {record['events']}"
     )
 
 

@@ -21,6 +21,7 @@ from nerts_lan.table.machine import TableMachine
 from nerts_lan.table.peer import PeerOptions
 from net import CoreConfig, Phase
 from net.events import (
+    ClockSuspected,
     DivergenceDetected,
     EntriesStabilized,
     Event,
@@ -89,6 +90,11 @@ class FaultResult:
     judged only on waiting without a fork (a player is offered the match from the log)."""
     violations: dict[str, int] = field(default_factory=dict)
     """Protocol violations honest members reported, by the field that broke the rules."""
+    honest_flagged: int = 0
+    """How many times an honest member flagged another honest one's clock (``ClockSuspected``:
+    its stamps lagged the table time; a flag, never a ground for removal by itself)."""
+    malicious_flagged: int = 0
+    """How many times an honest member flagged a malicious one's clock."""
 
     @property
     def failed(self) -> bool:
@@ -113,6 +119,8 @@ class FaultResult:
             "quorum_lost": self.quorum_lost,
             "worst_stall_s": self.worst_stall_s,
             "honest_excluded": self.honest_excluded,
+            "honest_flagged": self.honest_flagged,
+            "malicious_flagged": self.malicious_flagged,
             "malicious_excluded": self.malicious_excluded,
             "stable_entries": self.stable_entries,
             "malicious": self.malicious,
@@ -161,6 +169,9 @@ class FaultTable:
         self.oracle = StableOracle(ignored=self.malicious)
         self.detected = 0
         self.excluded: set[tuple[str, int]] = set()
+        self.flagged = 0
+        """Clock flags raised by honest members against honest members."""
+        self.flagged_malicious = 0
         self.caught = 0
         self.violations: dict[str, int] = {}
         self.worst_stall = 0.0
@@ -340,6 +351,8 @@ class FaultTable:
             findings=[*self.oracle.violations, *divergences[:3]],
             quorum_lost=quorum_lost,
             violations=dict(sorted(self.violations.items())),
+            honest_flagged=self.flagged,
+            malicious_flagged=self.flagged_malicious,
         )
 
     def _quorum_died(self) -> bool:
@@ -471,6 +484,10 @@ class _ObservedGame(GameApp):
                 watcher.excluded.add((event.peer, event.incarnation))
             elif isinstance(event, Expelled):
                 watcher.excluded.add((self.peer, node.core.incarnation))
+            elif isinstance(event, ClockSuspected) and event.peer in watcher.malicious:
+                watcher.flagged_malicious += 1
+            elif isinstance(event, ClockSuspected):
+                watcher.flagged += 1
             elif isinstance(event, DivergenceDetected):
                 watcher.detected += 1
             elif isinstance(event, ProtocolViolated):

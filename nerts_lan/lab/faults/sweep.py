@@ -33,7 +33,14 @@ MAX_SEED: Final = 10**12
 SAVE_EVERY: Final = 1.0
 """Seconds between two writes of the state file while the sweep runs."""
 TIMERS: Final = ("fast", "real")
-COUNTS: Final = ("seeds", "forks", "divergences", "disagreements", "honest_excluded")
+COUNTS: Final = (
+    "seeds",
+    "forks",
+    "divergences",
+    "disagreements",
+    "honest_excluded",
+    "honest_flagged",
+)
 
 
 class StateError(Exception):
@@ -56,6 +63,9 @@ class Lane:
     """Seeds whose table did not end as one."""
     honest_excluded: int = 0
     """Honest members excluded, summed over the seeds."""
+    honest_flagged: int = 0
+    """Clock flags honest members raised against honest ones, summed over the seeds (a state
+    written before they were counted starts from 0)."""
     failing: list[int] = field(default_factory=list)
     """Every seed that ever failed (to keep in the suite)."""
     ran_now: int = 0
@@ -85,6 +95,7 @@ class Lane:
         self.divergences += bool(record["divergences"])
         self.disagreements += not record["final_agreement"]
         self.honest_excluded += int(record["honest_excluded"])
+        self.honest_flagged += int(record.get("honest_flagged", 0))
         if record["failed"]:
             self.failed_now.append(seed)
             if seed not in self.failing:
@@ -245,5 +256,6 @@ def _lane_from_json(generator: str, timers: str, fields: Any) -> Lane:
         divergences=values["divergences"],
         disagreements=values["disagreements"],
         honest_excluded=values["honest_excluded"],
+        honest_flagged=values["honest_flagged"],
         failing=list(dict.fromkeys(failing)),
     )

@@ -160,6 +160,7 @@ class TableScreen(Screen):
         if self.scoreboard.banner_over(now):
             self.dirty = True
             self._show_scores()
+        self.scoreboard.draw_ahead()
         if isinstance(self.overlay, ScoreOverlay) and self.overlay.wake():
             self.dirty = True
         if self.scoreboard.follow_the_wait(self.overlay):

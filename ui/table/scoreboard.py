@@ -120,13 +120,22 @@ class Scoreboard:
     def banner_over(self, now: float) -> bool:
         """Take the banner away once its moment is over; True when it just went (the scores
         are due then)."""
-        if not self.banner:
-            self._draw_a_glyph_ahead()
-            return False
-        if now < self.banner_until:
+        if not self.banner or now < self.banner_until:
             return False
         self.delete()
         return True
+
+    def draw_ahead(self) -> None:
+        """Between banners, draw one more of the next banner's glyphs (see ``new_round``)."""
+        if self.banner or not self._glyphs_due:
+            return
+        size, bold, char = self._glyphs_due.pop()
+        font = self._fonts.get((size, bold))
+        if font is None:
+            use_shipped_font()
+            weight = "bold" if bold else "normal"
+            font = self._fonts[(size, bold)] = pyglet.font.load(FONT, size * 0.75, weight, dpi=96)
+        font.get_glyphs(char)
 
     def panel(
         self,
@@ -189,17 +198,6 @@ class Scoreboard:
         for item in self.banner:
             item.delete()
         self.banner = []
-
-    def _draw_a_glyph_ahead(self) -> None:
-        if not self._glyphs_due:
-            return
-        size, bold, char = self._glyphs_due.pop()
-        font = self._fonts.get((size, bold))
-        if font is None:
-            use_shipped_font()
-            weight = "bold" if bold else "normal"
-            font = self._fonts[(size, bold)] = pyglet.font.load(FONT, size * 0.75, weight, dpi=96)
-        font.get_glyphs(char)
 
 
 def _banner_height(height: int) -> float:

@@ -105,3 +105,40 @@ def _colour_buffer() -> Any:
     import pyglet
 
     return pyglet.image.get_buffer_manager().get_color_buffer().get_image_data()
+
+
+def test_a_glyph_run_under_directwrite_covers_the_pixels_of_a_label(window: Any) -> None:
+    """The felt's counts are glyph sprites placed from the font's advances and DirectWrite's
+    offsets (``ui.kit.glyph_run``): they must sit where a label of the same text sits."""
+    import pyglet
+
+    from ui.kit.glyph_run import GlyphRun
+    from ui.kit.widgets import label
+
+    ours, theirs = pyglet.graphics.Batch(), pyglet.graphics.Batch()
+    white = (255, 255, 255)
+    drawn = [  # held: a sprite that is collected is deleted
+        GlyphRun(ours, None, "13 left ↻", 160, 70, size=20, colour=white, anchor_x="center"),
+        label(theirs, None, "13 left ↻", 160, 70, size=20, colour=white, anchor_x="center"),
+    ]
+    boxes = [_ink(window, batch) for batch in (ours, theirs)]
+    assert len(drawn) == 2 and None not in boxes
+    assert all(abs(a - b) <= 1 for a, b in zip(*boxes)), boxes  # type: ignore[misc]
+
+
+def _ink(window: Any, batch: Any) -> tuple[int, int, int, int] | None:
+    """The box of the pixels ``batch`` alone lights (x0, y0, x1, y1)."""
+    import pyglet
+    from pyglet import gl
+
+    window.switch_to()
+    gl.glClearColor(0, 0, 0, 1)
+    window.clear()
+    batch.draw()
+    image = pyglet.image.get_buffer_manager().get_color_buffer().get_image_data()
+    data = image.get_data("RGBA", image.width * 4)
+    lit = [i // 4 for i in range(0, len(data), 4) if data[i] > 60]
+    if not lit:
+        return None
+    xs, ys = [i % image.width for i in lit], [i // image.width for i in lit]
+    return min(xs), min(ys), max(xs), max(ys)

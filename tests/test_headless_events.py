@@ -12,10 +12,11 @@ from nerts_lan.headless.play import record_of
 from nerts_lan.rules.actions import Flip
 from nerts_lan.rules.engine import deal_round
 from nerts_lan.rules.scoring import Match
-from nerts_lan.rules.state import Options, Table
+from nerts_lan.rules.state import Options, Outcome, Table
 from nerts_lan.table.commands import Act, Create, Hello, Sit, Start, TableCommand, TableSettings
 from nerts_lan.table.lobby_view import SeatStatus
 from nerts_lan.table.machine import TableMachine
+from nerts_lan.table.replica import RoundEnded
 from nerts_lan.table.session import (
     EntryIgnored,
     LeftBehind,
@@ -114,13 +115,17 @@ class _Seat:
         pass
 
 
-def _played(seat: _Seat, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> list[dict[str, Any]]:
-    """What the headless loop prints for ``seat`` (Ann's), to the match's end."""
+def _played(
+    seat: _Seat, monkeypatch: pytest.MonkeyPatch, capsys: Any, rounds: int | None = None
+) -> list[dict[str, Any]]:
+    """What the headless loop prints for ``seat`` (Ann's), to the match's end (or after
+    ``rounds``, its ``--rounds``)."""
     from nerts_lan.headless import play
 
     monkeypatch.setattr(play, "LeaveRequest", _Staying)
     monkeypatch.setattr(play, "record_new_logs", lambda: None)
-    assert play._play(seat, play.PeerConfig("Ann")) == 0  # type: ignore[arg-type]
+    config = play.PeerConfig("Ann", rounds=rounds)
+    assert play._play(seat, config) == 0  # type: ignore[arg-type]
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
 
@@ -158,6 +163,48 @@ def test_only_this_peers_own_late_moves_print_as_ignored(
         {"event": "ignored", "peer": "ann", "reason": "an action outside the round in play"}
     ]
     assert [line["event"] for line in printed] == ["joined", "ignored", "match_over"]
+
+
+def test_a_peer_leaving_after_its_rounds_prints_nothing_of_the_round_dealt_after_them(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--rounds 1`` on a busy machine: round 1's end and round 2's deal come in one poll (a
+    solo table deals the next round at once). The peer leaves after round 1, so its last line
+    is round 1's end, not the start of a round it never plays."""
+    table = Table(Options(), ("Red",), (("Ann",),))
+    seat = _Seat(
+        (JOINED, [RoundStarted(1, deal_round(table, "one"))]),
+        (
+            JOINED,
+            [
+                RoundEnded(Outcome("nerts", "Ann"), {"Red": 3}),
+                RoundStarted(2, deal_round(table, "two")),
+            ],
+        ),
+    )
+    printed = _played(seat, monkeypatch, capsys, rounds=1)
+    assert [(line["event"], line.get("round")) for line in printed] == [
+        ("joined", None),
+        ("round_started", 1),
+        ("round_over", 1),
+    ]
+
+
+def test_the_match_ending_with_the_last_round_asked_for_is_still_printed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = Table(Options(), ("Red", "Blue"), (("Ann",), ("Bo",)))
+    seat = _Seat(
+        (JOINED, [RoundStarted(1, deal_round(table, "one"))]),
+        (JOINED, [RoundEnded(Outcome("nerts", "Ann"), {"Red": 3, "Blue": 0}), OVER]),
+    )
+    printed = _played(seat, monkeypatch, capsys, rounds=1)
+    assert [line["event"] for line in printed] == [
+        "joined",
+        "round_started",
+        "round_over",
+        "match_over",
+    ]
 
 
 class _Staying:

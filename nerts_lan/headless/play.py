@@ -482,6 +482,8 @@ def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress)
             _emit({"event": "joined", "peer": status.peer_id, "name": status.name, "log": log})
             events, progress.held = [*progress.held, *events], []
     for event in events:
+        if progress.finished and not isinstance(event, _AFTER_THE_LAST_ROUND):
+            continue  # dealt after the rounds asked for, in the same poll: this peer is leaving
         if isinstance(event, RoundStarted):
             if event.number == progress.round_number:
                 continue  # a snapshot caught this peer up within a round it already announced
@@ -503,6 +505,9 @@ def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress)
 
 
 _ROUND_EVENTS = (RoundStarted, RoundEnded, MatchEnded)
+_AFTER_THE_LAST_ROUND = (MatchEnded, TableGone)
+"""What still prints once ``--rounds`` are played: how the match or table ended, if in the same
+poll."""
 """The events of a match in play: a member's, printed after its ``joined`` line."""
 
 

@@ -20,6 +20,9 @@ import sys
 __all__ = ["NetLab", "NetLabUnavailable", "require_iptables", "require_root_and_ip"]
 
 
+_BOTH_WAYS = ("INPUT", "OUTPUT")
+
+
 class NetLabUnavailable(RuntimeError):
     """Network namespaces cannot be made here; the message says why."""
 
@@ -88,13 +91,14 @@ class NetLab:
             self._iptables(host, "-A", chain, *random, *self._tagged("DROP"))
 
     def block(self, host: int) -> None:
-        """Drop every packet to and from ``host`` (a burst of loss) until ``unblock``."""
-        for chain in ("INPUT", "OUTPUT"):
-            self._iptables(host, "-I", chain, "1", *self._tagged("DROP"))
+        """Drop every packet to and from ``host`` (a burst of loss) until ``unblock``: both
+        directions at once, as a radio going off the air."""
+        self._at_once(host, [["-I", chain, "1", *self._tagged("DROP")] for chain in _BOTH_WAYS])
 
     def unblock(self, host: int) -> None:
-        for chain in ("INPUT", "OUTPUT"):
-            self._iptables(host, "-D", chain, *self._tagged("DROP"))
+        """Both directions flow again at once: a radio back on the air (one direction open
+        tens of ms before the other would answer a peer's first datagram into a wall)."""
+        self._at_once(host, [["-D", chain, *self._tagged("DROP")] for chain in _BOTH_WAYS])
 
     def close(self) -> None:
         """Delete the lab's namespaces (their iptables rules go with them). The programs still
@@ -141,6 +145,19 @@ class NetLab:
         require_iptables()
         subprocess.run(
             [*self.prefix(host), "iptables", "-w", *rule],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+
+    def _at_once(self, host: int, rules: list[list[str]]) -> None:
+        """Apply ``rules`` to the filter table of ``host`` in one commit (iptables-restore is
+        atomic per table)."""
+        require_iptables()
+        script = "*filter\n" + "".join(" ".join(rule) + "\n" for rule in rules) + "COMMIT\n"
+        subprocess.run(
+            [*self.prefix(host), "iptables-restore", "-w", "--noflush"],
+            input=script,
             check=True,
             capture_output=True,
             text=True,

@@ -32,7 +32,8 @@ def test_frames_arrive_once_and_in_order_across_a_dropped_connection() -> None:
         await until(lambda: len(b.frames) == 200)
         assert [d for _, d in b.frames] == [f"m{i}".encode() for i in range(200)]
         await until(lambda: a.mesh.queued("b") == 0)
-        assert len(b.connected) >= 2  # it did reconnect
+        # It reconnects: the datagram path may have brought the last frames before it does.
+        await until(lambda: len(b.connected) >= 2)
         assert all(not restarted for _, restarted in b.connected)
 
     run_meshes(scenario)

@@ -505,10 +505,11 @@ def _report(status: SeatStatus, events: list[SessionEvent], progress: _Progress)
 
 
 _ROUND_EVENTS = (RoundStarted, RoundEnded, MatchEnded)
+"""The events of a match in play: a member's, printed after its ``joined`` line."""
+
 _AFTER_THE_LAST_ROUND = (MatchEnded, TableGone)
 """What still prints once ``--rounds`` are played: how the match or table ended, if in the same
 poll."""
-"""The events of a match in play: a member's, printed after its ``joined`` line."""
 
 
 def _report_seat(lobby: LobbyView | None, progress: _Progress) -> None:

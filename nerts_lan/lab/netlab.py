@@ -160,7 +160,7 @@ class NetLab:
             input=script,
             check=True,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
         )
 
     def _netns(self, name: str) -> None:

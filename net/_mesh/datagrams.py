@@ -168,7 +168,7 @@ class ResendTimer:
     next resend could come long after the link is back. So while the oldest frame backs off, for
     ``probing`` seconds from its first send, the peer is probed (an acknowledgement alone, one
     timeout after anything last went to it), and hearing from the peer (``heard``) makes the
-    frames that back off due at once."""
+    frames that back off due at once, and after a silence of the peer those resent at all."""
 
     floor: float = 0.015
     ceiling: float = 0.040
@@ -179,6 +179,8 @@ class ResendTimer:
     _flights: dict[int, _Flight] = field(default_factory=dict)
     _spoke: float = float("-inf")
     """When a datagram last went to the peer that the timer knows of (a frame or a probe)."""
+    _heard: float = float("-inf")
+    """When the peer was last heard from."""
 
     @property
     def timeout(self) -> float:
@@ -224,17 +226,22 @@ class ResendTimer:
         return due
 
     def heard(self, now: float) -> bool:
-        """The peer was just heard from, so the link works again: the frames that back off are
-        due now (True: some were). Their count of resends goes back to ``patient``, not 0: should
-        the peer go quiet again, they soon back off again. Only the peer heard from is hurried,
-        never another (a crashed peer is not flooded because someone else spoke)."""
+        """The peer was just heard from, so the link works: the frames that back off are due now,
+        and after a silence of the peer (a timeout or more) so is every frame resent at least
+        once (the link was likely down, and may just be back: none waits out its timeout).
+        True: some were. Their count of resends is at most ``patient`` then, not 0: should the
+        peer go quiet again, they soon back off again. Only the peer heard from is hurried, never
+        another (a crashed peer is not flooded because someone else spoke)."""
+        silent = now - self._heard >= self.timeout
+        self._heard = now
         hurried = False
         for flight in self._flights.values():  # oldest first: the most resent
-            if flight.resends <= self.patient:
+            if flight.resends <= self.patient and not silent:
                 break
-            flight.resends = self.patient
-            flight.last = now - self.timeout
-            hurried = True
+            if flight.resends > 0:
+                flight.resends = min(flight.resends, self.patient)
+                flight.last = now - self.timeout
+                hurried = True
         return hurried
 
     def probe(self, now: float) -> bool:

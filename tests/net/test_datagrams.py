@@ -212,10 +212,23 @@ def test_hearing_from_the_peer_changes_nothing_when_nothing_backs_off() -> None:
     assert not timer.heard(now=0.0)
     timer.sent(frame(1), now=0.0)
     timer.sent(frame(2), now=0.010)
+    assert not timer.heard(now=0.030)
     assert timer.due(now=0.040, budget=1000) == [frame(1)]
-    assert not timer.heard(now=0.045)  # what is not backing off is resent on time anyway
+    assert not timer.heard(now=0.045)  # not after a silence: resent on time anyway
     assert timer.next_due() == pytest.approx(0.050)
     assert timer.due(now=0.045, budget=1000) == []
+
+
+def test_hearing_from_the_peer_after_a_silence_makes_every_resent_frame_due_at_once() -> None:
+    timer = ResendTimer()
+    timer.sent(frame(1), now=0.0)
+    assert timer.due(now=0.040, budget=1000) == [frame(1)]  # lost: the link is down
+    timer.sent(frame(2), now=0.050)  # sent once only: not yet missed
+    # The peer is heard from at last (the link is back): frame 1 need not wait until 80 ms.
+    assert timer.heard(now=0.060)
+    assert timer.due(now=0.060, budget=1000) == [frame(1)]
+    assert timer.next_due() == pytest.approx(0.090)  # frame 2, on its own schedule
+    assert not timer.heard(now=0.070)  # heard again soon: no silence, nothing hurried
 
 
 def test_a_peer_is_probed_every_timeout_only_while_a_frame_backs_off_and_not_for_ever() -> None:

@@ -145,6 +145,10 @@ def _well_formed(value: object) -> bool:
     )
 
 
+_SAME_TIME = 0.001
+"""A probe due this close before a resend is left to the resend."""
+
+
 @dataclass
 class _Flight:
     frame: QueuedFrame
@@ -158,14 +162,25 @@ class ResendTimer:
     """When to resend by datagram the frames a peer has not acknowledged: about twice the
     smoothed round trip plus 10 ms, within ``floor`` and ``ceiling``; a frame resent
     ``patient`` times without an acknowledgement waits twice as long each time after (up to
-    ``slowest``), so a dead peer is not flooded before TCP notices."""
+    ``slowest``), so a dead peer is not flooded before TCP notices.
+
+    A backoff outlasts a short loss (a Wi-Fi scan drops everything for a few hundred ms): the
+    next resend could come long after the link is back. So while the oldest frame backs off, for
+    ``probing`` seconds from its first send, the peer is probed (an acknowledgement alone, one
+    timeout after anything last went to it), and hearing from the peer (``heard``) makes the
+    frames that back off due at once, and after a silence of the peer those resent at all."""
 
     floor: float = 0.015
     ceiling: float = 0.040
     patient: int = 8
     slowest: float = 1.0
+    probing: float = 2.0
     smoothed_rtt: float | None = None
     _flights: dict[int, _Flight] = field(default_factory=dict)
+    _spoke: float = float("-inf")
+    """When a datagram last went to the peer that the timer knows of (a frame or a probe)."""
+    _heard: float = float("-inf")
+    """When the peer was last heard from."""
 
     @property
     def timeout(self) -> float:
@@ -176,6 +191,7 @@ class ResendTimer:
     def sent(self, frame: QueuedFrame, now: float) -> None:
         """``frame`` went by datagram for the first time."""
         self._flights[frame.seq] = _Flight(frame, now, now)
+        self._spoke = now
 
     def acknowledged(self, upto: int, now: float) -> None:
         """The peer has received our frames up to ``upto``: stop resending them, and learn the
@@ -205,17 +221,67 @@ class ResendTimer:
                 spent += len(flight.frame.data)
                 flight.last = now
                 flight.resends += 1
+        if due:
+            self._spoke = now
         return due
+
+    def heard(self, now: float) -> bool:
+        """The peer was just heard from, so the link works: the frames that back off are due now,
+        and after a silence of the peer (a timeout or more) so is every frame resent at least
+        once (the link was likely down, and may just be back: none waits out its timeout).
+        True: some were. Their count of resends is at most ``patient`` then, not 0: should the
+        peer go quiet again, they soon back off again. Only the peer heard from is hurried, never
+        another (a crashed peer is not flooded because someone else spoke)."""
+        silent = now - self._heard >= self.timeout
+        self._heard = now
+        hurried = False
+        for flight in self._flights.values():  # oldest first: the most resent
+            if flight.resends <= self.patient and not silent:
+                break
+            if flight.resends > 0:
+                flight.resends = min(flight.resends, self.patient)
+                flight.last = now - self.timeout
+                hurried = True
+        return hurried
+
+    def probe(self, now: float) -> bool:
+        """Whether to probe the peer now (an acknowledgement alone: should it get through, the
+        peer has heard from us and resends at once what backs off); if so, it counts as sent."""
+        at = self._next_probe()
+        if at is None or now < at:
+            return False
+        self._spoke = now
+        return True
 
     def next_due(self) -> float | None:
         """When the next frame is due for a resend (None: nothing awaits an acknowledgement)."""
         return min((f.last + self._wait(f) for f in self._flights.values()), default=None)
+
+    def next_wake(self) -> float | None:
+        """When the next frame is due for a resend or the peer for a probe (None: neither)."""
+        resend, probe = self.next_due(), self._next_probe()
+        return resend if probe is None or (resend is not None and resend <= probe) else probe
 
     def clear(self) -> None:
         self._flights.clear()
 
     def __len__(self) -> int:
         return len(self._flights)
+
+    def _next_probe(self) -> float | None:
+        """When the peer is next probed: one timeout after a datagram last went to it, while the
+        oldest frame backs off and for ``probing`` seconds from its first send (then the
+        liveness timers of the link take over)."""
+        oldest = next(iter(self._flights.values()), None)
+        if oldest is None or oldest.resends <= self.patient:
+            return None
+        at = self._spoke + self.timeout
+        if at >= oldest.first + self.probing:
+            return None
+        resend = self.next_due()
+        if resend is not None and resend <= at + _SAME_TIME:
+            return None  # a resend goes then (a backoff is a multiple of the timeout)
+        return at
 
     def _wait(self, flight: _Flight) -> float:
         beyond = flight.resends - self.patient

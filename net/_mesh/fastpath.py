@@ -8,8 +8,9 @@ at a coded table mixed with a secret of the connection, as the announcement itse
 encrypted) and the UDP port it takes them on. From
 then on every small numbered frame is written on TCP and also sent as one datagram to the
 connection's address at that port; acknowledgements go both ways too, coalesced per turn of the
-loop, and a frame not acknowledged within a short timer is resent by datagram. A peer that
-never announces (an older one, or one with ``MeshConfig.datagrams`` off) gets TCP alone.
+loop, and a frame not acknowledged within a short timer is resent by datagram (once resends back
+off, the peer is probed, and any datagram from it makes them go at once: ``ResendTimer``). A peer
+that never announces (an older one, or one with ``MeshConfig.datagrams`` off) gets TCP alone.
 
 A datagram is looked up by the sender's peer id, never by its source address (a laptop whose
 address changed keeps delivering, and our datagrams follow it there), and dropped, counted in
@@ -94,8 +95,8 @@ class DatagramPath(asyncio.DatagramProtocol):
         self.me = me
         self.enabled = config.datagrams
         self.counts: collections.Counter[str] = collections.Counter()
-        """What happened to datagrams: sent, resent, received, delivered, and each reason to
-        drop one (malformed, unknown sender, bad tag, other incarnation, duplicate)."""
+        """What happened to datagrams: sent, resent, probes, received, delivered, and each reason
+        to drop one (malformed, unknown sender, bad tag, other incarnation, duplicate)."""
         self.delay: Callable[[], float] | None = None
         """Fault injection: seconds to hold back each datagram sent."""
         self.port: int | None = None
@@ -193,7 +194,7 @@ class DatagramPath(asyncio.DatagramProtocol):
             return
         if self._send(link, side, frame):
             side.timer.sent(frame, asyncio.get_running_loop().time())
-            self._arm(side.timer.next_due())
+            self._arm(side.timer.next_wake())
 
     def acknowledged(self, link: MeshLink, upto: int) -> None:
         """The peer has received our frames up to ``upto`` (said by TCP or by datagram)."""
@@ -238,10 +239,13 @@ class DatagramPath(asyncio.DatagramProtocol):
             self.counts["other incarnation"] += 1
             return
         self.acknowledged(link, opened.ack)
+        side = self._sides[link.peer]  # its key let the datagram in
+        now = asyncio.get_running_loop().time()
+        if side.timer.heard(now):  # the peer is back: what waits out a backoff goes now
+            self._arm(now)
         if opened.seq == 0:
             return
         frames = link.state.receive_datagram(opened.seq, opened.data)
-        side = self._sides[link.peer]  # its key let the datagram in
         if frames is None:
             self.counts["duplicate"] += 1
             if opened.seq <= side.acked:
@@ -319,7 +323,10 @@ class DatagramPath(asyncio.DatagramProtocol):
             for frame in side.timer.due(now, RESEND_BUDGET):
                 self.counts["resent"] += 1
                 self._send(link, side, frame)
-            due = side.timer.next_due()
+            if side.timer.probe(now):  # is the peer back? its answer hurries our resends
+                self.counts["probes"] += 1
+                self._send(link, side, None)
+            due = side.timer.next_wake()
             if due is not None and (soonest is None or due < soonest):
                 soonest = due
         self._arm(soonest)

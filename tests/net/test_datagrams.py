@@ -183,6 +183,79 @@ def test_resends_are_bounded_per_tick_and_slow_down_for_a_peer_that_never_answer
     assert max(gaps) <= 1.0
 
 
+def _backed_off(timer: ResendTimer) -> float:
+    """Resend ``timer``'s frames until the oldest backs off (no answer, ever); when it last went."""
+    now = 0.0
+    for _ in range(timer.patient + 1):
+        now = timer.next_due() or 0.0
+        assert timer.due(now, budget=100_000)
+    return now
+
+
+def test_hearing_from_the_peer_makes_the_frames_that_back_off_due_at_once() -> None:
+    timer = ResendTimer()
+    timer.sent(frame(1), now=0.0)
+    last = _backed_off(timer)  # 9 resends, 40 ms apart: the next waits 80 ms
+    timer.sent(frame(2), now=last)  # not backing off: left as it is
+    assert timer.due(now=last + 0.030, budget=1000) == []
+    assert timer.heard(now=last + 0.030)  # a burst of loss is over: the peer spoke
+    assert timer.due(now=last + 0.030, budget=1000) == [frame(1)]
+    assert timer.next_due() == pytest.approx(last + 0.040)  # frame 2, on its own schedule
+    assert timer.due(now=last + 0.040, budget=1000) == [frame(2)]
+    # Back to patient, not to 0: if the peer is gone again, frame 1 backs off again at once.
+    assert frame(1) not in timer.due(now=last + 0.109, budget=1000)
+    assert frame(1) in timer.due(now=last + 0.111, budget=1000)  # 80 ms after its resend
+
+
+def test_hearing_from_the_peer_changes_nothing_when_nothing_backs_off() -> None:
+    timer = ResendTimer()
+    assert not timer.heard(now=0.0)
+    timer.sent(frame(1), now=0.0)
+    timer.sent(frame(2), now=0.010)
+    assert not timer.heard(now=0.030)
+    assert timer.due(now=0.040, budget=1000) == [frame(1)]
+    assert not timer.heard(now=0.045)  # not after a silence: resent on time anyway
+    assert timer.next_due() == pytest.approx(0.050)
+    assert timer.due(now=0.045, budget=1000) == []
+
+
+def test_hearing_from_the_peer_after_a_silence_makes_every_resent_frame_due_at_once() -> None:
+    timer = ResendTimer()
+    timer.sent(frame(1), now=0.0)
+    assert timer.due(now=0.040, budget=1000) == [frame(1)]  # lost: the link is down
+    timer.sent(frame(2), now=0.050)  # sent once only: not yet missed
+    # The peer is heard from at last (the link is back): frame 1 need not wait until 80 ms.
+    assert timer.heard(now=0.060)
+    assert timer.due(now=0.060, budget=1000) == [frame(1)]
+    assert timer.next_due() == pytest.approx(0.090)  # frame 2, on its own schedule
+    assert not timer.heard(now=0.070)  # heard again soon: no silence, nothing hurried
+
+
+def test_a_peer_is_probed_every_timeout_only_while_a_frame_backs_off_and_not_for_ever() -> None:
+    timer = ResendTimer()
+    timer.sent(frame(1), now=0.0)
+    sent: list[tuple[float, str]] = []
+    while True:
+        now = timer.next_wake()
+        assert now is not None
+        if now > 3.0:
+            break
+        sent += [(now, "resend") for _ in timer.due(now, budget=1000)]
+        if timer.probe(now):
+            sent.append((now, "probe"))
+    probes = [when for when, what in sent if what == "probe"]
+    resends = [when for when, what in sent if what == "resend"]
+    assert probes and min(probes) > resends[8]  # none while resends are patient
+    assert max(probes) < timer.probing  # then the liveness timers take over
+    # Something goes to the peer every timeout (a probe or a resend), none closer: the first
+    # to get through once a burst of loss ends makes the peer resend at once (``heard``).
+    during = [when for when, _ in sent if when < timer.probing]
+    gaps = [round(b - a, 3) for a, b in itertools.pairwise(during)]
+    assert gaps == [0.04] * len(gaps)
+    timer.acknowledged(1, now=3.0)
+    assert timer.next_due() is None and not timer.probe(now=3.0)
+
+
 def _interleaved_run(seed: int, frames: int = 60) -> tuple[list[bytes], list[bytes]]:
     """One link's receiving end under a random mix of the two paths: TCP brings every frame in
     order (late at random), datagrams bring the small ones' copies lost, duplicated and

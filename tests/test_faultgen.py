@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -18,7 +19,7 @@ from nerts_lan.lab.faults.generators import GENERATORS
 from nerts_lan.lab.faults.oracle import StableOracle
 from nerts_lan.lab.faults.run import FAST_TIMERS, QUIET_AFTER, SETTLED_FOR, FaultTable
 from net import CoreConfig
-from net._order.messages import Heartbeat, decode_message
+from net._order.messages import Heartbeat, decode_message, encode_message
 from net.events import EntriesStabilized, LogEntry, MemberExcluded, SnapshotInstalled
 from net.testing.simnet import HashChainApp, LinkModel, SimNetwork
 
@@ -153,6 +154,31 @@ def test_the_healing_period_ends_once_the_table_has_been_whole_for_two_exclusion
     assert SETTLED_FOR * table.unit <= healing < table.heal / 2
 
 
+def test_a_laptop_holding_its_stamps_back_counts_as_an_honest_one_accused() -> None:
+    """The count behind "0 honest accusations": a laptop the run takes for honest rewrites every
+    frame 60 ms early (what no link does to an honest clock); the others hold clock grounds on
+    it, and the run counts each (accuser, accused) pair once."""
+    table = FaultTable("held-back", 0, FAST_TIMERS, 4)
+    cheat = table.names[3]
+    held = 60_000
+
+    def rewrite(dest: str, data: bytes) -> list[tuple[float, bytes]]:
+        message = decode_message(data)
+        if table.sim.now < 1.0 or message.table_time is None:
+            return [(0.0, data)]
+        ts = max(1, message.ts - held)
+        seen = {p: (inc, min(t, ts - 1)) for p, (inc, t) in message.seen.items()}
+        table_time = message.table_time - held
+        early = dataclasses.replace(message, ts=ts, seen=seen, table_time=table_time)
+        return [(0.0, encode_message(early, table_time, dict(message.ages), None))]
+
+    table.filter_frames(cheat, rewrite)
+    table.events += 1
+    result = table.run()
+    assert result.honest_accused >= 2, result.to_json()
+    assert result.honest_flagged >= 2
+
+
 # --- the command ---------------------------------------------------------------------------------
 
 
@@ -259,12 +285,14 @@ def test_the_budget_mode_runs_seeds_in_parallel_and_prints_a_table_per_generator
     assert checks.startswith("checks: stable is final")
     assert header.split()[:3] == ["generator", "timers", "seeds"] and "forks" in header
     assert "honest excluded" in header and "honest flagged" in header
+    assert "honest accused" in header
     assert [row.split()[:2] for row in rows] == [["pauses", "fast"], ["churn", "fast"]]
     assert f"state in {state}" in footer and "failed this run: none" in footer
     for lane in _lanes(state).values():
         # Both processes' seeds are in, with no gap before the next seed.
         assert lane["seeds"] == lane["next_seed"] >= 1 and lane["forks"] == 0
         assert lane["honest_flagged"] == 0  # counted and kept: no honest clock was flagged
+        assert lane["honest_accused"] == 0
 
 
 UNCHECKED = "equivocate-unchecked"

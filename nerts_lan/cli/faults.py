@@ -206,13 +206,15 @@ def _budget_table(
         return json.dumps({"summary": True, "seconds": round(elapsed, 1), "lanes": rows})
     header: tuple[str, ...] = ("generator", "timers", "seeds now", "from", "seeds in all")
     header += ("forks", "divergences")
-    header += ("disagreements", "honest excluded", "honest flagged", "failing seeds (all runs)")
+    header += ("disagreements", "honest excluded", "honest flagged", "honest accused")
+    header += ("failing seeds (all runs)",)
     table = [header]
     for lane in lanes:
         failing = _seed_list(sorted(lane.failing))
         counts: tuple[int, ...] = (lane.ran_now, first[lane.name], lane.seeds, lane.forks)
         counts += (lane.divergences,)
         counts += (lane.disagreements, lane.honest_excluded, lane.honest_flagged)
+        counts += (lane.honest_accused,)
         table.append((lane.generator, lane.timers, *map(str, counts), failing))
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1] for row in table]
@@ -261,7 +263,8 @@ def _text(record: dict[str, Any]) -> str:
         f" divergences {record['divergences']}, final agreement {agreement},"
         f" worst stall {record['worst_stall_s']:.2f} s,"
         f" honest members excluded {record['honest_excluded']},"
-        f" honest clocks flagged {record['honest_flagged']}, faults {record['events']}"
+        f" honest clocks flagged {record['honest_flagged']},"
+        f" honest clocks accused {record['honest_accused']}, faults {record['events']}"
     )
 
 
@@ -276,6 +279,8 @@ class _Summary:
         self.divergences: list[int] = []
         self.disagreements: list[int] = []
         self.failing: list[int] = []
+        self.flagged: list[int] = []  # seeds where an honest clock was flagged
+        self.accused: list[int] = []  # seeds where an honest laptop held grounds on one
         self.worst_stall = 0.0
 
     def add(self, record: dict[str, Any]) -> None:
@@ -289,6 +294,10 @@ class _Summary:
             self.disagreements.append(seed)
         if record["failed"]:
             self.failing.append(seed)
+        if record.get("honest_flagged"):
+            self.flagged.append(seed)
+        if record.get("honest_accused"):
+            self.accused.append(seed)
         self.worst_stall = max(self.worst_stall, float(record["worst_stall_s"]))
 
     def to_json(self) -> dict[str, Any]:
@@ -302,6 +311,8 @@ class _Summary:
             "no_final_agreement": len(self.disagreements),
             "failed": len(self.failing),
             "failing_seeds": self.failing,
+            "honest_flagged_seeds": self.flagged,
+            "honest_accused_seeds": self.accused,
             "worst_stall_s": self.worst_stall,
         }
 
@@ -311,5 +322,6 @@ class _Summary:
             f"{self.generator} ({self.timers} timers): {self.seeds} seeds, {len(self.forks)} with"
             f" forks, {len(self.divergences)} with divergences, {len(self.disagreements)}"
             f" without final agreement; worst stall {self.worst_stall:.2f} s;"
-            f" failing seeds: {failing}"
+            f" failing seeds: {failing}; honest clocks flagged in {_seed_list(self.flagged)},"
+            f" accused in {_seed_list(self.accused)}"
         )

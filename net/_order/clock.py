@@ -18,7 +18,9 @@ trip ``(arrival - sent(e)) - age`` and puts the reference's table time at arriva
 ``tt + round_trip / 2``. The sample with the shortest round trip wins, each aged by the drift
 clocks may gather since (`MAX_DRIFT`): its error is at most half the asymmetry of that round
 trip. Frames that waited in a buffer (a link stalled, a process paused) make long round trips,
-which never displace a short one.
+which never displace a short one: what we know is an interval of offsets (a sample allows those
+within half its round trip), which a longer round trip, of the reference or of another member,
+only narrows (`_settle`).
 
 Stamps are bounded: each member's reports of when our frames reached it (its table time minus
 their age) tell how far our clock lags the table; a stamp is raised so that it lags the soonest
@@ -117,6 +119,11 @@ class _Sample:
         """Its round trip, aged by the drift two clocks may have gathered since."""
         return self.round_trip + 2 * MAX_DRIFT * (now - self.at)
 
+    def bounds(self, now: float) -> tuple[float, float]:
+        """The offsets it allows: the peer's table time lies within half its cost of it."""
+        half = self.cost(now) / 2
+        return self.offset - half, self.offset + half
+
 
 @dataclass
 class _Peer:
@@ -176,6 +183,10 @@ class TableClock:
         self.peer_id = peer_id
         self.last = 0
         self.offset: float | None = None  # table time minus local time; None: not synchronised
+        # What our offset stands on: the reference's round trip we took it from, or (a founder)
+        # a round trip of 0 at the founding; how far off it may be grows with its cost.
+        self._basis: _Sample | None = None
+        self._founded = False  # we founded table time (so a reference of our own: no basis to mend)
         self.bound = bound
         self._members = members
         self._span = span
@@ -405,15 +416,60 @@ class TableClock:
                 # The lowest member founds table time, going on from the highest stamp it
                 # knows (so nobody's clock jumps, even when a dissolved table starts again).
                 self.offset = self.last / US - now
+                self._basis, self._founded = _Sample(now, 0.0, self.offset), True
             return
         reference = min(synced)
-        if reference == self.peer_id:
+        if reference == self.peer_id and self._founded:
+            return  # our table time is the table's
+        self._founded = False  # following another's clock (or mending ours from theirs)
+        before = self.offset
+        self._settle(now, None if reference == self.peer_id else reference, synced)
+        if before is None or self.offset is None or abs(self.offset - before) <= self.bound:
             return
-        best = self._peers[reference].best
-        if best is not None:
-            if self.offset is not None and abs(best.offset - self.offset) > self.bound:
-                # Table time moved under us (a new reference, or a far better round trip):
-                # what the members reported of our frames' arrival is measured again.
-                for info in self._peers.values():
-                    info.forget_outbound()
-            self.offset = best.offset
+        # Table time moved under us (a new reference, or a far better round trip): what the
+        # members reported of our frames' arrival is measured again.
+        for info in self._peers.values():
+            info.forget_outbound()
+
+    def _settle(self, now: float, reference: str | None, synced: list[str]) -> None:
+        """Our offset from the reference's best round trip (`reference` None: we are the
+        reference, with an offset we took from another's clock), and within what the others'
+        better round trips allow.
+
+        A sample is as good as its round trip: the first samples of a reference newly in sight
+        may come from frames that waited in a stalled link (half a second off, or more). Only
+        a sample as good as the one our offset stands on replaces it; a worse one keeps our
+        offset within what it allows. So a member that rejoins (or a reference newly synced)
+        moves nobody's table time by its first, stalled round trip, and a reference that took
+        its offset from such a round trip mends it from the members' better ones."""
+        offset, basis = self.offset, self._basis
+        best = None if reference is None else self._peers[reference].best
+        if best is not None and (
+            offset is None or basis is None or best.cost(now) < basis.cost(now)
+        ):
+            offset, basis = best.offset, best
+        if offset is None or basis is None:
+            return
+        low, high = basis.bounds(now)
+        if best is not None and best is not basis:
+            best_low, best_high = best.bounds(now)
+            if best_high < low or best_low > high:
+                # What we knew and the reference disagree outright: its table time is the table's.
+                offset = best.offset
+                low, high = best_low, best_high
+            else:
+                low, high = max(low, best_low), min(high, best_high)
+        for peer in sorted(synced):
+            if peer in (reference, self.peer_id):
+                continue
+            sample = self._peers[peer].best
+            if sample is None or sample.cost(now) >= high - low:
+                continue
+            # A member's table time follows the reference's: its better round trip narrows
+            # where the reference's may be, unless it contradicts what we know.
+            peer_low, peer_high = sample.bounds(now)
+            if peer_low <= high and peer_high >= low:
+                low, high = max(low, peer_low), min(high, peer_high)
+        self.offset = min(max(offset, low), high)
+        # What we now know, as a round trip as wide as where the table time may be.
+        self._basis = _Sample(now, high - low, (low + high) / 2)

@@ -230,6 +230,13 @@ class OrderingCore:
         table time once synchronised)."""
         return self._out.clock
 
+    @property
+    def clock_suspects(self) -> frozenset[str]:
+        """Members whose frames were beyond every honest delay, each against its own round
+        trip, for two spans in a row: this core's clock grounds for their removal, which a
+        majority must back (never a verdict by itself)."""
+        return frozenset(self._guard.clock_suspects())
+
     def vote_record(self) -> VoteRecord | None:
         """This core's vote in the current view change, for its next incarnation: keep the
         latest one where a crash does not lose it (None while joining without one)."""

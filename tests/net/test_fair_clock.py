@@ -88,6 +88,55 @@ def test_the_members_follow_one_table_time_whatever_their_clocks() -> None:
         assert spread < 0.001, (step, spread)
 
 
+TABLE_AHEAD = 10.0
+"""In the round-trip tests below, table time is the local clock plus this (seconds)."""
+
+
+def round_trip(clock: TableClock, peer: str, sent: float, back: float, *, waited: float = 0.0):
+    """`clock` stamps a frame at local time `sent`; `peer` (its table clock exact) receives it
+    1 ms later, answers 1 ms after that, and its answer arrives at `back` (`waited` of that in a
+    stalled link on the way back)."""
+    ts = clock.stamp(sent)
+    answered = sent + 0.002
+    reply = Heartbeat(
+        int((answered + TABLE_AHEAD) * 1_000_000) + 1,
+        0,
+        {clock.peer_id: (0, ts)},
+        table_time=int((answered + TABLE_AHEAD) * 1_000_000),
+        ages={clock.peer_id: 1_000},
+    )
+    clock.observe(peer, reply, back + waited)
+
+
+def test_a_new_references_round_trip_that_waited_in_a_stalled_link_moves_no_table_time() -> None:
+    """A member follows b (2 ms round trips); a, lower, is newly in sight and its first answer
+    waited 0.8 s in a retransmission: taken as it came, it put table time 0.4 s behind (every
+    stamp of that member was then "raised" hundreds of ms and others flagged its clock: stalls
+    seeds 20020, 20027, 20040, 20138). It keeps its table time, and follows a's better ones."""
+    clock = TableClock("c", lambda: ["a", "b"], span=1.0)
+    round_trip(clock, "b", 1.0, 1.003)
+    assert clock.table_time(1.5) == pytest.approx(1.5 + TABLE_AHEAD, abs=0.001)
+    round_trip(clock, "a", 2.0, 2.003, waited=0.8)
+    assert clock.round_trip("a") == pytest.approx(0.802)
+    assert clock.table_time(3.0) == pytest.approx(3.0 + TABLE_AHEAD, abs=0.002)
+    round_trip(clock, "a", 3.0, 3.003)  # a good one: a's table clock is the table's
+    assert clock.table_time(3.5) == pytest.approx(3.5 + TABLE_AHEAD, abs=0.001)
+
+
+def test_a_member_whose_offset_came_from_a_stalled_round_trip_mends_it_from_better_ones() -> None:
+    """a rejoins, the lowest: its first answer (from b) waited 0.8 s, and a, synchronised and
+    the lowest, became the reference with table time 0.4 s off; the others then followed it or
+    flagged its clock (stalls 20062, asymmetric 20154). Its next good round trip mends it."""
+    clock = TableClock("a", lambda: ["b", "c"], span=1.0)
+    round_trip(clock, "b", 1.0, 1.003, waited=0.8)
+    assert clock.synced
+    assert abs(clock.table_time(2.0) - (2.0 + TABLE_AHEAD)) > 0.3  # all it had to go on
+    round_trip(clock, "c", 2.0, 2.003)
+    assert clock.table_time(2.5) == pytest.approx(2.5 + TABLE_AHEAD, abs=0.002)
+    round_trip(clock, "b", 3.0, 3.4, waited=0.4)  # a worse one moves nothing
+    assert clock.table_time(3.5) == pytest.approx(3.5 + TABLE_AHEAD, abs=0.002)
+
+
 # --- races and ties -----------------------------------------------------------------------------
 
 

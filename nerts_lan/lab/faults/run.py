@@ -95,6 +95,9 @@ class FaultResult:
     its stamps lagged the table time; a flag, never a ground for removal by itself)."""
     malicious_flagged: int = 0
     """How many times an honest member flagged a malicious one's clock."""
+    honest_accused: int = 0
+    """Pairs (accuser, accused) of honest laptops where the accuser held clock grounds for the
+    accused's removal (``OrderingCore.clock_suspects``) at some look (every `SAMPLE_EVERY`)."""
 
     @property
     def failed(self) -> bool:
@@ -121,6 +124,7 @@ class FaultResult:
             "honest_excluded": self.honest_excluded,
             "honest_flagged": self.honest_flagged,
             "malicious_flagged": self.malicious_flagged,
+            "honest_accused": self.honest_accused,
             "malicious_excluded": self.malicious_excluded,
             "stable_entries": self.stable_entries,
             "malicious": self.malicious,
@@ -172,6 +176,8 @@ class FaultTable:
         self.flagged = 0
         """Clock flags raised by honest members against honest members."""
         self.flagged_malicious = 0
+        self.accused: set[tuple[str, str]] = set()
+        """(accuser, accused) honest laptops seen with clock grounds for removal."""
         self.caught = 0
         self.violations: dict[str, int] = {}
         self.worst_stall = 0.0
@@ -313,6 +319,9 @@ class FaultTable:
                 continue
             key = (node.peer_id, node.generation)
             core = node.core
+            if core.phase is Phase.MEMBER:
+                for accused in core.clock_suspects - self.malicious:
+                    self.accused.add((node.peer_id, accused))
             index = core.stable_index
             busy = node.state == "alive" and core.phase is Phase.MEMBER and core.tentative()
             since = self._since.get(key)
@@ -353,6 +362,7 @@ class FaultTable:
             violations=dict(sorted(self.violations.items())),
             honest_flagged=self.flagged,
             malicious_flagged=self.flagged_malicious,
+            honest_accused=len(self.accused),
         )
 
     def _quorum_died(self) -> bool:

@@ -40,6 +40,7 @@ COUNTS: Final = (
     "disagreements",
     "honest_excluded",
     "honest_flagged",
+    "honest_accused",
 )
 
 
@@ -66,6 +67,9 @@ class Lane:
     honest_flagged: int = 0
     """Clock flags honest members raised against honest ones, summed over the seeds (a state
     written before they were counted starts from 0)."""
+    honest_accused: int = 0
+    """Pairs of honest laptops where one held clock grounds for the other's removal, summed
+    over the seeds (a state written before they were counted starts from 0)."""
     failing: list[int] = field(default_factory=list)
     """Every seed that ever failed (to keep in the suite)."""
     ran_now: int = 0
@@ -96,6 +100,7 @@ class Lane:
         self.disagreements += not record["final_agreement"]
         self.honest_excluded += int(record["honest_excluded"])
         self.honest_flagged += int(record.get("honest_flagged", 0))
+        self.honest_accused += int(record.get("honest_accused", 0))
         if record["failed"]:
             self.failed_now.append(seed)
             if seed not in self.failing:
@@ -257,5 +262,6 @@ def _lane_from_json(generator: str, timers: str, fields: Any) -> Lane:
         disagreements=values["disagreements"],
         honest_excluded=values["honest_excluded"],
         honest_flagged=values["honest_flagged"],
+        honest_accused=values["honest_accused"],
         failing=list(dict.fromkeys(failing)),
     )

@@ -226,27 +226,22 @@ class OrderingCore:
 
     @property
     def clock(self) -> int:
-        """The hybrid logical clock: the highest timestamp issued or received (microseconds of
-        table time once synchronised)."""
+        """The hybrid logical clock: the highest stamp issued or received (µs of table time)."""
         return self._out.clock
 
     @property
     def clock_suspects(self) -> frozenset[str]:
-        """Members whose frames were beyond every honest delay, each against its own round
-        trip, for two spans in a row: this core's clock grounds for their removal, which a
-        majority must back (never a verdict by itself)."""
+        """Members this core holds clock grounds against (a majority must back a removal)."""
         return frozenset(self._guard.clock_suspects())
 
     def vote_record(self) -> VoteRecord | None:
-        """This core's vote in the current view change, for its next incarnation: keep the
-        latest one where a crash does not lose it (None while joining without one)."""
+        """Our vote in the view change, for our next incarnation to keep (None: we have none)."""
         if self.phase is Phase.JOINING:
             return self._joining.vote_record()
         return self._agreement.vote_record()
 
     def durable_position(self) -> DurablePosition | None:
-        """Where the stable stream delivered stands (a match log's, for `joining(recovered=)`);
-        None while this core holds no state of its own (joining, or resynchronising)."""
+        """Where the delivered stable stream stands, for `joining(recovered=)` (None: no state)."""
         return durable_position(self._log)
 
     def tentative(self) -> list[LogEntry]:

@@ -176,8 +176,7 @@ class FaultTable:
         self.flagged = 0
         """Clock flags raised by honest members against honest members."""
         self.flagged_malicious = 0
-        self.accused: set[tuple[str, str]] = set()
-        """(accuser, accused) honest laptops seen with clock grounds for removal."""
+        self.accused: set[tuple[str, str]] = set()  # honest (accuser, accused) clock grounds
         self.caught = 0
         self.violations: dict[str, int] = {}
         self.worst_stall = 0.0

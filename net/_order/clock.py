@@ -183,8 +183,8 @@ class TableClock:
         self.peer_id = peer_id
         self.last = 0
         self.offset: float | None = None  # table time minus local time; None: not synchronised
-        # What our offset stands on: the reference's round trip we took it from, or (a founder)
-        # a round trip of 0 at the founding; how far off it may be grows with its cost.
+        # Where table time may lie, as a sample as wide as that interval (`_settle`): a founder's
+        # is 0 wide at the founding; it widens with the drift clocks may gather since.
         self._basis: _Sample | None = None
         self._founded = False  # we founded table time (so a reference of our own: no basis to mend)
         self.bound = bound

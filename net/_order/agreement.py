@@ -44,6 +44,7 @@ from net._order.viewchange import (
     check_promise,
     check_relayed,
     choose_change,
+    highest_accepted,
     is_quorum,
     leavers_in,
 )
@@ -204,9 +205,10 @@ class ViewAgreement:
         for target, inc in msg.additions.items():
             if self._joiners.get(target, -1) < inc and self._members.view.get(target, -1) < inc:
                 self._joiners[target] = inc
-        for entry in msg.entries:
-            self._log.on_entry(entry)
         proposal = self._proposal
+        adopted = msg.value_removals if highest_accepted(proposal, msg) else {}
+        for entry in msg.entries:
+            (self._log.adopt if entry.peer in adopted else self._log.on_entry)(entry)
         if proposal is None or proposal.value is not None:
             return
         if Ballot(msg.ballot, msg.proposer) == proposal.ballot:
@@ -245,7 +247,7 @@ class ViewAgreement:
         if fresh:
             self._send_promise(None, fresh)
         for entry in msg.entries:
-            self._log.on_entry(entry)
+            self._log.adopt(entry)  # the versions of the change we accept
         send_vote(self._out, peer, msg.epoch, ballot, change)
 
     def on_accepted(self, peer: str, msg: Accepted) -> None:
@@ -279,7 +281,7 @@ class ViewAgreement:
             return  # the same decision comes from the others, with what we lack
         check_relayed(msg.entries, msg.removals, "decide.entries")
         for entry in msg.entries:
-            self._log.on_entry(entry)
+            self._log.adopt(entry)  # the sender applied it: its versions are the decided ones
         change = Change(msg.marker, dict(msg.removals), dict(msg.additions))
         certified = Certified(msg.ballot, msg.proposer, dict(msg.certificate))
         self._decide_change(change, self._frozen_peers, {}, certified)
@@ -437,7 +439,7 @@ class ViewAgreement:
             others = {
                 p: ts for p, (inc, ts) in voter.frozen.items() if view.get(p) == inc and p != dest
             }
-            entries = self._log.relay_for(dest, others)
+            entries = _promise_relay(self._log, dest, others, voter.value)
         ts = out.tick_clock() if dest != out.peer_id else out.clock
         grounds = (self._observed(), reasons, dict(self._joiners))
         holds_state = self._log.stable_count is not None
@@ -496,6 +498,20 @@ def _retry_due(
     return max(voter.progress, voter.since) + retry * (1 + rank / max(1, len(ranked)))
 
 
+def _promise_relay(
+    log: OrderedLog, dest: str, frozen: Mapping[str, int], accepted: Change | None
+) -> tuple[LogEntry, ...]:
+    """What our promise to proposer `dest` relays: the entries up to what we froze that it may
+    lack and, of the members the change we accepted removes, our versions (that change's)."""
+    entries = log.relay_for(dest, frozen)
+    if accepted is None or not accepted.removals:
+        return entries
+    cuts = {t: r.ts for t, r in accepted.removals.items()}
+    versions = log.relay_for(dest, cuts, versions=True)
+    keys = {e.key for e in versions}
+    return (*versions, *(e for e in entries if e.key not in keys))
+
+
 def _send_accepts(
     out: Outbox, log: OrderedLog, dests: list[str], epoch: int, proposal: Proposal, change: Change
 ) -> None:
@@ -508,7 +524,7 @@ def _send_accepts(
             t: max(held.frozen.get(t, (0, 0))[1] if held else 0, log.reported(dest, t))
             for t in cuts
         }
-        entries = log.relay_for(dest, cuts, bounds)
+        entries = log.relay_for(dest, cuts, bounds, versions=True)
         accept = Accept(
             out.tick_clock(), out.incarnation, out.seen(), epoch, proposal.ballot.number,
             change.marker, dict(change.removals), dict(change.additions), entries,
@@ -554,6 +570,7 @@ def _relays(
             dest,
             cuts,
             {t: max(held.get(dest, {}).get(t, 0), log.reported(dest, t)) for t in removals},
+            versions=True,
         )
         for dest in members
         if dest != me and dest not in additions

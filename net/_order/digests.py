@@ -76,6 +76,22 @@ class EntryDigests:
         for i in range(at, len(cums)):
             cums[i] ^= share
 
+    def replace(self, old: LogEntry, new: LogEntry) -> None:
+        """`new` takes the place of `old` under the same key (the version a view change carries
+        of a member being removed): our digests follow, and what any member confirmed of that
+        author from there on matched the old version, so it counts no more."""
+        stamps = self._ts.get(old.peer, [])
+        at = bisect.bisect_left(stamps, old.ts)
+        if not self.enabled or at == len(stamps) or stamps[at] != old.ts:
+            return
+        change = entry_hash(old) ^ entry_hash(new)
+        cums = self._cum[old.peer]
+        for i in range(at, len(cums)):
+            cums[i] ^= change
+        for confirmed in self._confirmed.values():
+            if confirmed.get(old.peer, 0) >= old.ts:
+                confirmed[old.peer] = old.ts - 1
+
     def start_at(self, base: int) -> None:
         """A joiner holds the entries stamped above `base` only."""
         self._start = base

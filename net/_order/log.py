@@ -16,6 +16,7 @@ from net._order.messages import Snapshot
 from net._order.outbox import Outbox
 from net._order.wirefields import MAX_INT, REASON_LEFT, Removal, Seen
 from net.events import (
+    EntriesRetracted,
     EntriesStabilized,
     EntryReceived,
     LogEntry,
@@ -126,9 +127,8 @@ class OrderedLog:
         return self.in_order(e for e in self._pending.values() if isinstance(e, LogEntry))
 
     def insert(self, item: LogEntry | Marker) -> None:
-        key = item.key
-        self._pending[key] = item
-        heapq.heappush(self._heap, self.rank(key))
+        self._pending[item.key] = item
+        heapq.heappush(self._heap, self.rank(item.key))
         if isinstance(item, LogEntry):
             self._digests.add(item)
 
@@ -138,6 +138,19 @@ class OrderedLog:
             return
         self.insert(entry)
         if not self.holding:
+            self._out.emit(EntryReceived(entry))
+
+    def adopt(self, entry: LogEntry) -> None:
+        """Take in a relayed entry of a member a view change removes, in the change's version
+        (an equivocator may have told us another): it replaces ours under the same key."""
+        held = self._pending.get(entry.key)
+        if not isinstance(held, LogEntry) or held.payload == entry.payload:
+            self.on_entry(entry)
+            return
+        self._pending[entry.key] = entry
+        self._digests.replace(held, entry)
+        if not self.holding:
+            self._out.emit(EntriesRetracted((held,)))
             self._out.emit(EntryReceived(entry))
 
     def retract(self, target: str, cut: int) -> list[LogEntry]:
@@ -156,13 +169,18 @@ class OrderedLog:
         dest: str,
         removals: Mapping[str, int | None],
         bounds: Mapping[str, int] | None = None,
+        *,
+        versions: bool = False,
     ) -> tuple[LogEntry, ...]:
-        """Entries of members being removed that `dest` may lack (above what it reported)."""
+        """Entries of members being removed that `dest` may lack (above what it reported), or
+        with `versions` may hold in another version (above what its digests confirmed)."""
         result = []
         for target, cut in removals.items():
             low = (bounds or {}).get(target)
             if low is None:
                 low = self.reported(dest, target)
+            if versions and self._digests.enabled:
+                low = min(low, self._digests.confirmed(dest, target, self.frontier(target)))
             since = self._since.get(target, (0, ""))
             for key, item in self._pending.items():
                 if (

@@ -31,6 +31,7 @@ __all__ = [
     "check_promise",
     "check_relayed",
     "choose_change",
+    "highest_accepted",
     "is_quorum",
 ]
 
@@ -155,6 +156,18 @@ def is_quorum(view: Mapping[str, int], voters: Iterable[str], leavers: Iterable[
     present = electorate & set(voters)
     twice = 2 * len(present)
     return twice > len(electorate) or (twice == len(electorate) and min(electorate) in present)
+
+
+def highest_accepted(proposal: Proposal | None, msg: Promise) -> bool:
+    """Whether promise `msg`, for our ballot, carries the highest accepted change so far: the
+    change we would propose again, whose versions of the entries of the members it removes are
+    the ones its voters hold (see `OrderedLog.adopt`)."""
+    if proposal is None or proposal.value is not None or msg.accepted == 0:
+        return False
+    if Ballot(msg.ballot, msg.proposer) != proposal.ballot:
+        return False
+    mine = (msg.accepted, msg.accepted_by)
+    return all(mine >= (p.accepted, p.accepted_by) for p in proposal.promises.values())
 
 
 def leavers_in(promises: Iterable[Promise]) -> set[str]:

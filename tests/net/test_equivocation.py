@@ -131,3 +131,32 @@ def test_a_former_members_proof_changes_nothing() -> None:
 
 def _decoded(frame: tuple[str, bytes]) -> tuple[str, object]:
     return frame[0], decode_message(frame[1])
+
+
+class _NoEvidence(SignedGroup):
+    """A table where no proof of equivocation gets through (the view change comes first)."""
+
+    def collect(self) -> None:
+        super().collect()
+        self.wire = [f for f in self.wire if not isinstance(decode_message(f[2]), Evidence)]
+
+
+def test_an_equivocator_removed_before_any_proof_leaves_one_version_stable_everywhere() -> None:
+    """Equivocate 30037 (real timers) forked: the equivocator was removed with a cut above its
+    two-faced entry before any proof went round, and each half stabilised its own version. The
+    view change now carries the version every survivor stabilises (`OrderedLog.adopt`)."""
+    g = _NoEvidence(NAMES)
+    ann, bo, cy, di, ed = (g.ids[n] for n in NAMES)
+    told, lie = equivocate(g, ann, {di, ed})
+    g.deliver()
+    g.dead.add(ann)
+    g.advance(2.0)
+    survivors = (bo, cy, di, ed)
+    for peer in survivors:
+        assert set(g.cores[peer].members) == set(survivors)
+    versions = {
+        peer: [e.payload for e in g.stable(peer) if e.key == told.key] for peer in survivors
+    }
+    assert versions[bo] in ([told.payload], [lie.payload]), versions
+    assert all(v == versions[bo] for v in versions.values()), versions
+    assert len({tuple(g.stable(peer)) for peer in survivors}) == 1

@@ -47,6 +47,8 @@ from net._order.viewchange import (
     highest_accepted,
     is_quorum,
     leavers_in,
+    misses_relayed_entries,
+    promise_relay,
 )
 from net._order.wirefields import REASON_EXCLUDED, REASON_LEFT, Removal
 from net.errors import RemoteProtocolError
@@ -103,6 +105,7 @@ class ViewAgreement:
         self._host = host
         self._timeouts = timeouts
         self._voter: Acceptor | None = None
+        self._removed_record: VoteRecord | None = None  # our vote in the change removing us
         self._proposal: Proposal | None = None
         # Grounds gathered this epoch: removals that need no confirmation (leaves) and join
         # requests; the members frozen so far (their promise); violators (from the guard).
@@ -136,10 +139,9 @@ class ViewAgreement:
 
     def vote_record(self) -> VoteRecord:
         """Our vote in this epoch's change, for a successor incarnation to continue."""
-        voter = self._voter
-        if voter is None:
-            return VoteRecord(self._members.epoch, NO_BALLOT, NO_BALLOT, None)
-        return VoteRecord(self._members.epoch, voter.promised, voter.accepted, voter.value)
+        if self._removed_record is not None:
+            return self._removed_record
+        return _record(self._members.epoch, self._voter)
 
     def timers(self) -> list[float]:
         times = []
@@ -208,7 +210,7 @@ class ViewAgreement:
         proposal = self._proposal
         adopted = msg.value_removals if highest_accepted(proposal, msg) else {}
         for entry in msg.entries:
-            (self._log.adopt if entry.peer in adopted else self._log.on_entry)(entry)
+            (self._log.adopt((entry,)) if entry.peer in adopted else self._log.on_entry(entry))
         if proposal is None or proposal.value is not None:
             return
         if Ballot(msg.ballot, msg.proposer) == proposal.ballot:
@@ -246,8 +248,7 @@ class ViewAgreement:
         voter.progress = self._out.now
         if fresh:
             self._send_promise(None, fresh)
-        for entry in msg.entries:
-            self._log.adopt(entry)  # the versions of the change we accept
+        self._log.adopt(msg.entries)  # the versions of the change we accept
         send_vote(self._out, peer, msg.epoch, ballot, change)
 
     def on_accepted(self, peer: str, msg: Accepted) -> None:
@@ -275,13 +276,12 @@ class ViewAgreement:
             return
         check_decision(msg, self._members.view)
         check_view_told(self._out, msg, self._members.view)
-        if _misses_relayed_entries(
+        if misses_relayed_entries(
             self._log, self._members.view, self._out.peer_id, peer, msg.removals
         ):
             return  # the same decision comes from the others, with what we lack
         check_relayed(msg.entries, msg.removals, "decide.entries")
-        for entry in msg.entries:
-            self._log.adopt(entry)  # the sender applied it: its versions are the decided ones
+        self._log.adopt(msg.entries)  # the sender applied it: its versions are the decided ones
         change = Change(msg.marker, dict(msg.removals), dict(msg.additions))
         certified = Certified(msg.ballot, msg.proposer, dict(msg.certificate))
         self._decide_change(change, self._frozen_peers, {}, certified)
@@ -439,7 +439,7 @@ class ViewAgreement:
             others = {
                 p: ts for p, (inc, ts) in voter.frozen.items() if view.get(p) == inc and p != dest
             }
-            entries = _promise_relay(self._log, dest, others, voter.value)
+            entries = promise_relay(self._log, dest, others, voter.value)
         ts = out.tick_clock() if dest != out.peer_id else out.clock
         grounds = (self._observed(), reasons, dict(self._joiners))
         holds_state = self._log.stable_count is not None
@@ -466,6 +466,8 @@ class ViewAgreement:
         members = change.members(view)
         removals, additions = dict(change.removals), dict(change.additions)
         relays = _relays(self._log, promises, self._out.peer_id, members, removals, additions)
+        if self._out.peer_id in removals:  # our successor votes on in this epoch: see `_record`
+            self._removed_record = self.vote_record()
         self._voter = None
         self._proposal = None
         self._reasons = {}
@@ -485,6 +487,15 @@ class ViewAgreement:
                 self._retry_unbacked[target] = now + self._timeouts.retry
 
 
+def _record(epoch: int, voter: Acceptor | None) -> VoteRecord:
+    """Our vote in `epoch`'s change. A member that decides its own removal keeps its vote of that
+    epoch, not the next (it is no voter there): the others may not hear of the decision from
+    it, and its successor must vote on in that epoch (stalls seed 30076)."""
+    if voter is None:
+        return VoteRecord(epoch, NO_BALLOT, NO_BALLOT, None)
+    return VoteRecord(epoch, voter.promised, voter.accepted, voter.value)
+
+
 def _retry_due(
     voter: Acceptor, proposal: Proposal | None, view: Mapping[str, int], me: str, retry: float
 ) -> float:
@@ -496,20 +507,6 @@ def _retry_due(
     ranked = sorted(view)
     rank = ranked.index(me) if me in ranked else 0
     return max(voter.progress, voter.since) + retry * (1 + rank / max(1, len(ranked)))
-
-
-def _promise_relay(
-    log: OrderedLog, dest: str, frozen: Mapping[str, int], accepted: Change | None
-) -> tuple[LogEntry, ...]:
-    """What our promise to proposer `dest` relays: the entries up to what we froze that it may
-    lack and, of the members the change we accepted removes, our versions (that change's)."""
-    entries = log.relay_for(dest, frozen)
-    if accepted is None or not accepted.removals:
-        return entries
-    cuts = {t: r.ts for t, r in accepted.removals.items()}
-    versions = log.relay_for(dest, cuts, versions=True)
-    keys = {e.key for e in versions}
-    return (*versions, *(e for e in entries if e.key not in keys))
 
 
 def _send_accepts(
@@ -575,21 +572,3 @@ def _relays(
         for dest in members
         if dest != me and dest not in additions
     }
-
-
-def _misses_relayed_entries(
-    log: OrderedLog, view: Mapping[str, int], me: str, sender: str, removals: Mapping[str, Removal]
-) -> bool:
-    """Whether a decision of `sender` may lack entries of a removed member that we lack and
-    another survivor holds.
-
-    A member added after we last heard the removed member holds none of its entries from
-    before its own join marker (they reach it in its snapshot), so its relay cannot give us
-    those; a survivor that was there before it can, and it tells us the same decision."""
-    joined = log.since(sender)
-    if joined is None or not any(log.frontier(t) < joined[0] for t in removals):
-        return False
-    return any(
-        p not in removals and p not in (sender, me) and (log.since(p) or (0, "")) < joined
-        for p in view
-    )

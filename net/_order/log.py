@@ -140,18 +140,18 @@ class OrderedLog:
         if not self.holding:
             self._out.emit(EntryReceived(entry))
 
-    def adopt(self, entry: LogEntry) -> None:
-        """Take in a relayed entry of a member a view change removes, in the change's version
-        (an equivocator may have told us another): it replaces ours under the same key."""
-        held = self._pending.get(entry.key)
-        if not isinstance(held, LogEntry) or held.payload == entry.payload:
-            self.on_entry(entry)
-            return
-        self._pending[entry.key] = entry
-        self._digests.replace(held, entry)
-        if not self.holding:
-            self._out.emit(EntriesRetracted((held,)))
-            self._out.emit(EntryReceived(entry))
+    def adopt(self, entries: Iterable[LogEntry]) -> None:
+        """A view change's relayed entries: its versions replace ours (an equivocator's)."""
+        for entry in entries:
+            held = self._pending.get(entry.key)
+            if not isinstance(held, LogEntry) or held.payload == entry.payload:
+                self.on_entry(entry)
+                continue
+            self._pending[entry.key] = entry
+            self._digests.replace(held, entry)
+            if not self.holding:
+                self._out.emit(EntriesRetracted((held,)))
+                self._out.emit(EntryReceived(entry))
 
     def retract(self, target: str, cut: int) -> list[LogEntry]:
         """Drop the pending entries of removed member `target` beyond its cut."""

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from net._order.messages import Expulsion, Message, Promise, ViewDecision
 from net._order.signatures import UnprovenClaim, change_digest, prior_view, signed_voters
 from net._order.wirefields import REASON_EXCLUDED, REASON_LEFT, Removal, Seen
 from net.errors import RemoteProtocolError
 from net.events import LogEntry
+
+if TYPE_CHECKING:
+    from net._order.log import OrderedLog
 
 __all__ = [
     "NOT_CERTIFIED",
@@ -33,6 +36,8 @@ __all__ = [
     "choose_change",
     "highest_accepted",
     "is_quorum",
+    "misses_relayed_entries",
+    "promise_relay",
 ]
 
 
@@ -168,6 +173,38 @@ def highest_accepted(proposal: Proposal | None, msg: Promise) -> bool:
         return False
     mine = (msg.accepted, msg.accepted_by)
     return all(mine >= (p.accepted, p.accepted_by) for p in proposal.promises.values())
+
+
+def promise_relay(
+    log: OrderedLog, dest: str, frozen: Mapping[str, int], accepted: Change | None
+) -> tuple[LogEntry, ...]:
+    """What our promise to proposer `dest` relays: the entries up to what we froze that it may
+    lack and, of the members the change we accepted removes, our versions (that change's)."""
+    entries = log.relay_for(dest, frozen)
+    if accepted is None or not accepted.removals:
+        return entries
+    cuts = {t: r.ts for t, r in accepted.removals.items()}
+    versions = log.relay_for(dest, cuts, versions=True)
+    keys = {e.key for e in versions}
+    return (*versions, *(e for e in entries if e.key not in keys))
+
+
+def misses_relayed_entries(
+    log: OrderedLog, view: Mapping[str, int], me: str, sender: str, removals: Mapping[str, Removal]
+) -> bool:
+    """Whether a decision of `sender` may lack entries of a removed member that we lack and
+    another survivor holds.
+
+    A member added after we last heard the removed member holds none of its entries from
+    before its own join marker (they reach it in its snapshot), so its relay cannot give us
+    those; a survivor that was there before it can, and it tells us the same decision."""
+    joined = log.since(sender)
+    if joined is None or not any(log.frontier(t) < joined[0] for t in removals):
+        return False
+    return any(
+        p not in removals and p not in (sender, me) and (log.since(p) or (0, "")) < joined
+        for p in view
+    )
 
 
 def leavers_in(promises: Iterable[Promise]) -> set[str]:

@@ -187,16 +187,18 @@ def test_a_forged_decision_expulsion_or_leave_claim_changes_nothing() -> None:
 # its first round trip to anyone) while that frame had waited in a stalled or slow link: hundreds
 # of ms off, its stamps lagged (or the others' looked late) by far more than the bound. They flag
 # nothing since a worse round trip only narrows what a better one allows (`TableClock._settle`).
+# Stalls 20036: a laptop whose every round trip to the reference took 120 ms or more while its
+# links to the others froze in view changes (a frozen member's ``seen`` reports our frame from
+# before the freeze: no round trip closed): its clock was 59 ms behind, within what it could
+# know, and a member with short round trips to it flagged it. Flags nothing since every frame
+# echoes the latest frame of each peer its ``seen`` does not report (``ec``).
 HONEST_FLAGGED_BEFORE: dict[str, list[int]] = {
-    "stalls": [20020, 20027, 20040, 20062, 20138],
+    "stalls": [20020, 20027, 20040, 20062, 20138, 20036],
     "asymmetric": [20132, 20154],
 }
 
-# Still flagged (a strict xfail): stalls 20036, a laptop whose every round trip to the reference
-# took 120 ms or more while its links to the others froze in view changes (no round trip closes
-# while a member is frozen): its clock was 59 ms behind, within what it could know, and a member
-# with short round trips to it flagged it. A flag convicts nobody; it is shown to the players.
-HONEST_FLAGGED_TODAY: dict[str, list[int]] = {"stalls": [20036]}
+# Still flagged (strict xfails). A flag convicts nobody; it is shown to the players.
+HONEST_FLAGGED_TODAY: dict[str, list[int]] = {}
 
 
 def _flag_cases() -> list[object]:

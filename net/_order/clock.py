@@ -259,6 +259,18 @@ class TableClock:
                 ages[peer] = max(0, int((now - info.arrival[1]) * US))
         return ages
 
+    def echoes(self, seen: Mapping[str, tuple[int, int]], now: float) -> dict[str, tuple[int, int]]:
+        """For each peer in `seen` whose latest frame is not the one `seen` reports (a member
+        frozen for a view change counts only up to what it froze), that frame's stamp and how
+        long ago (microseconds) we received it: its round trips go on while the change lasts
+        (stalls seed 20036: a laptop that got none kept a 60 ms error for a second)."""
+        echoes = {}
+        for peer, (_, ts) in seen.items():
+            info = self._peers.get(peer)
+            if info is not None and info.arrival is not None and info.arrival[0] != ts:
+                echoes[peer] = (info.arrival[0], max(0, int((now - info.arrival[1]) * US)))
+        return echoes
+
     # --- measuring ----------------------------------------------------------------------------
 
     def observe(self, peer: str, msg: Message, now: float) -> None:
@@ -345,11 +357,10 @@ class TableClock:
 
     def _sample(self, info: _Peer, msg: Message, now: float) -> tuple[float | None, bool]:
         """The round trip the frame closes (None: none) and whether it is the peer's new best."""
-        echo = msg.seen.get(self.peer_id)
-        age = msg.ages.get(self.peer_id)
-        if echo is None or age is None or msg.table_time is None:
+        stamp, age = _echo(self.peer_id, msg)
+        if stamp is None or age is None or msg.table_time is None:
             return None, False
-        sent = self._sent.get(echo[1])
+        sent = self._sent.get(stamp)
         if sent is None:
             return None, False
         rtt = (now - sent) - age / US
@@ -364,11 +375,10 @@ class TableClock:
     def _note_outbound(self, info: _Peer, msg: Message, now: float) -> None:
         """How late (its table time) our frame it reports reached it, against our local time
         at sending: what `raised` is made of."""
-        echo = msg.seen.get(self.peer_id)
-        age = msg.ages.get(self.peer_id)
-        if echo is None or age is None or msg.table_time is None:
+        stamp, age = _echo(self.peer_id, msg)
+        if stamp is None or age is None or msg.table_time is None:
             return
-        sent = self._sent.get(echo[1])
+        sent = self._sent.get(stamp)
         if sent is not None:
             info.note_outbound(now, (msg.table_time - age) / US - sent)
 
@@ -473,3 +483,12 @@ class TableClock:
         self.offset = min(max(offset, low), high)
         # What we now know, as a round trip as wide as where the table time may be.
         self._basis = _Sample(now, high - low, (low + high) / 2)
+
+
+def _echo(me: str, msg: Message) -> tuple[int | None, int | None]:
+    """Which frame of ours `msg` answers (its stamp) and how long it was held (microseconds):
+    the one its ``seen`` reports, or the latest it got when that one is not (`echoes`)."""
+    if me in msg.echoes:
+        return msg.echoes[me]
+    echo = msg.seen.get(me)
+    return (None if echo is None else echo[1]), msg.ages.get(me)

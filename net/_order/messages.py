@@ -31,7 +31,6 @@ from net._order.wirefields import (
     Seen,
     check_bool,
     check_certificate,
-    check_digests,
     check_entry_list,
     check_int,
     check_map,
@@ -41,6 +40,8 @@ from net._order.wirefields import (
     check_removals,
     check_seen,
     check_value,
+    decode_extras,
+    encode_extras,
     encode_seen,
 )
 from net.errors import LocalProtocolError, RemoteProtocolError
@@ -74,8 +75,8 @@ PROTOCOL_VERSION: Final = 2
 
 @dataclass(frozen=True)
 class Message:
-    """Fields every frame carries. `table_time` and `ages` serve clock synchronisation only
-    (the outbox fills them in when it sends) and take no part in comparisons."""
+    """Fields every frame carries. `table_time`, `ages` and `echoes` serve clock synchronisation
+    only (the outbox fills them in when it sends) and take no part in comparisons."""
 
     ts: int
     incarnation: int
@@ -83,6 +84,7 @@ class Message:
     table_time: int | None = field(default=None, kw_only=True, compare=False)
     ages: Mapping[str, int] = field(default_factory=dict, kw_only=True, compare=False)
     digests: tuple[int, tuple[bytes, ...]] | None = field(default=None, kw_only=True, compare=False)
+    echoes: Mapping[str, tuple[int, int]] = field(default_factory=dict, kw_only=True, compare=False)
 
 
 @dataclass(frozen=True)
@@ -265,9 +267,10 @@ def encode_message(
     table_time: int | None = None,
     ages: Mapping[str, int] | None = None,
     digests: tuple[int, tuple[bytes, ...]] | None = None,
+    echoes: Mapping[str, tuple[int, int]] | None = None,
 ) -> bytes:
     """Encode one message as a frame (raises `LocalProtocolError` on an unknown type);
-    `table_time`, `ages` and `digests`, when given, replace the message's own."""
+    `table_time`, `ages`, `digests` and `echoes`, when given, replace the message's own."""
     kind = _KIND_OF.get(type(message))
     if kind is None:
         raise LocalProtocolError(f"cannot encode {type(message).__name__}")
@@ -278,15 +281,13 @@ def encode_message(
         "inc": message.incarnation,
         "seen": encode_seen(message.seen),
     }
-    table_time = message.table_time if table_time is None else table_time
-    ages = message.ages if ages is None else ages
-    if table_time is not None:
-        obj["tt"] = table_time
-    if ages:
-        obj["age"] = dict(sorted(ages.items()))
-    digests = message.digests if digests is None else digests
-    if digests is not None:
-        obj["dg"] = [digests[0], list(digests[1])]
+    encode_extras(
+        obj,
+        message.table_time if table_time is None else table_time,
+        message.ages if ages is None else ages,
+        message.digests if digests is None else digests,
+        message.echoes if echoes is None else echoes,
+    )
     # The fields of each kind follow the header in the order the dataclass declares them.
     for spec in fields(message)[len(_HEADER_FIELDS) :]:
         value = getattr(message, spec.name)
@@ -359,14 +360,14 @@ _KIND_OF: Final[dict[type[Message], str]] = {
 _RECENTLY_DECODED_CAP: Final = 64  # frames kept by `decode_message`, emptied at the cap
 _RECENTLY_DECODED: dict[bytes, tuple[Limits, Message]] = {}
 _HEADER: Final = frozenset({"v", "k", "ts", "inc", "seen"})
-_OPTIONAL_HEADER: Final = frozenset({"tt", "age", "dg"})
+_OPTIONAL_HEADER: Final = frozenset({"tt", "age", "dg", "ec"})
 _OPTIONAL: Final[dict[str, frozenset[str]]] = {
     "action": frozenset({"proof"}),
     "leave": frozenset({"proof"}),
     "accepted": frozenset({"proof"}),
 }
 """Fields a frame of that kind may leave out (a None value is not sent)."""
-_HEADER_FIELDS: Final = ("ts", "incarnation", "seen", "table_time", "ages", "digests")
+_HEADER_FIELDS: Final = ("ts", "incarnation", "seen", "table_time", "ages", "digests", "echoes")
 # Each kind's fields on the wire are its dataclass's, by name, after the header.
 _FIELDS: Final[dict[str, frozenset[str]]] = {
     kind: frozenset(spec.name for spec in fields(cls)[len(_HEADER_FIELDS) :])
@@ -405,12 +406,8 @@ def _parse(obj: object, limits: Limits) -> Message:
     message = _DECODERS[kind](obj, header, limits)
     # The clock fields take no part in a message's identity: set them on the new instance
     # (as its __init__ would have) rather than copy it.
-    if "tt" in obj:
-        object.__setattr__(message, "table_time", check_int(obj["tt"], "tt", 0))
-    if "age" in obj:
-        object.__setattr__(message, "ages", check_peer_ints(obj["age"], "age", limits))
-    if "dg" in obj:
-        object.__setattr__(message, "digests", check_digests(obj["dg"], len(header.seen)))
+    for name, value in decode_extras(obj, len(header.seen), limits).items():
+        object.__setattr__(message, name, value)
     return message
 
 

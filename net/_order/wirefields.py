@@ -24,6 +24,8 @@ __all__ = [
     "Removal",
     "Seen",
     "check_digests",
+    "decode_extras",
+    "encode_extras",
     "encode_seen",
 ]
 
@@ -112,6 +114,53 @@ def check_peer_ints(value: object, field: str, limits: Limits) -> dict[str, int]
         check_peer(k, field, limits): check_int(v, f"{field}[{k}]", 0)
         for k, v in check_map(value, field).items()
     }
+
+
+def encode_extras(
+    obj: dict[str, Any],
+    table_time: int | None,
+    ages: Mapping[str, int],
+    digests: tuple[int, tuple[bytes, ...]] | None,
+    echoes: Mapping[str, tuple[int, int]],
+) -> None:
+    """Add a frame's optional header fields (clock synchronisation, digests) to its map."""
+    if table_time is not None:
+        obj["tt"] = table_time
+    if ages:
+        obj["age"] = dict(sorted(ages.items()))
+    if digests is not None:
+        obj["dg"] = [digests[0], list(digests[1])]
+    if echoes:
+        obj["ec"] = {peer: list(echo) for peer, echo in sorted(echoes.items())}
+
+
+def decode_extras(obj: Mapping[Any, Any], seen_count: int, limits: Limits) -> dict[str, Any]:
+    """A frame's optional header fields, checked, by the name of the attribute they fill."""
+    extras: dict[str, Any] = {}
+    if "tt" in obj:
+        extras["table_time"] = check_int(obj["tt"], "tt", 0)
+    if "age" in obj:
+        extras["ages"] = check_peer_ints(obj["age"], "age", limits)
+    if "dg" in obj:
+        extras["digests"] = check_digests(obj["dg"], seen_count)
+    if "ec" in obj:
+        extras["echoes"] = check_echoes(obj["ec"], "ec", limits)
+    return extras
+
+
+def check_echoes(value: object, field: str, limits: Limits) -> dict[str, tuple[int, int]]:
+    """Peer -> [stamp, age]: the latest frame received from it and how long ago (microseconds)."""
+    result = {}
+    for key, item in check_map(value, field).items():
+        peer = check_peer(key, field, limits)
+        where = f"{field}[{peer}]"
+        if not isinstance(item, list) or len(item) != 2:
+            raise RemoteProtocolError(where, "expected [stamp, age]")
+        result[peer] = (
+            check_int(item[0], where + ".stamp", 1),
+            check_int(item[1], where + ".age", 0),
+        )
+    return result
 
 
 def check_removals(value: object, field: str, limits: Limits) -> dict[str, Removal]:

@@ -137,6 +137,35 @@ def test_a_member_whose_offset_came_from_a_stalled_round_trip_mends_it_from_bett
     assert clock.table_time(3.5) == pytest.approx(3.5 + TABLE_AHEAD, abs=0.002)
 
 
+def test_a_member_frozen_for_a_view_change_still_gives_round_trips() -> None:
+    """While b holds us frozen for a view change, its ``seen`` reports our frame from before the
+    freeze, and nothing told how long it held our latest one: we got no round trip from it
+    for as long as the change lasted, and kept a bad offset (stalls 20036: 60 ms behind for a
+    second, and flagged). Its frames now echo our latest frame on their own (``ec``)."""
+    clock = TableClock("c", lambda: ["b"], span=1.0)
+    round_trip(clock, "b", 1.0, 1.003, waited=0.1)  # the only one, 50 ms slow on the way back
+    assert clock.table_time(1.2) - (1.2 + TABLE_AHEAD) == pytest.approx(-0.05, abs=0.002)
+    frozen = clock.stamp(1.2)  # what b froze of us
+    for at in (1.3, 1.5, 1.7):
+        latest = clock.stamp(at)
+        answered = at + 0.002
+        table = int((answered + TABLE_AHEAD) * 1_000_000)
+        reply = Heartbeat(
+            table + 1, 0, {"c": (0, frozen)}, table_time=table, echoes={"c": (latest, 1_000)}
+        )
+        clock.observe("b", reply, at + 0.003)
+    assert clock.round_trip("b") == pytest.approx(0.002)
+    assert clock.table_time(2.0) == pytest.approx(2.0 + TABLE_AHEAD, abs=0.002)
+
+
+def test_a_frame_echoes_the_latest_frame_of_each_peer_its_seen_does_not_report() -> None:
+    clock = TableClock("c", lambda: ["a", "b"], span=1.0)
+    clock.observe("a", Heartbeat(40, 0, {}), 1.0)
+    clock.observe("b", Heartbeat(70, 0, {}), 1.5)
+    echoes = clock.echoes({"a": (0, 40), "b": (0, 55)}, 2.0)
+    assert echoes == {"b": (70, 500_000)}  # a's latest is the one reported: its age says it
+
+
 # --- races and ties -----------------------------------------------------------------------------
 
 

@@ -122,6 +122,14 @@ def test_every_message_type_round_trips(message: Message) -> None:
     assert decode_message(encode_message(message)) == message
 
 
+def test_the_clock_fields_round_trip_and_are_left_out_when_empty() -> None:
+    beat = Heartbeat(11, 0, SEEN)
+    data = encode_message(beat, 9, {"bob": 300}, None, {"bob": (20, 150)})
+    back = decode_message(data)
+    assert (back.table_time, back.ages, back.echoes) == (9, {"bob": 300}, {"bob": (20, 150)})
+    assert b"ec" not in encode_message(beat, 9, {"bob": 300}, None, {})
+
+
 def frame(kind: str = "beat", **fields: Any) -> dict[str, Any]:
     base: dict[str, Any] = {"v": PROTOCOL_VERSION, "k": kind, "ts": 5, "inc": 0, "seen": {}}
     base.update(fields)
@@ -158,6 +166,10 @@ MALFORMED: list[tuple[str, bytes, str]] = [
     ("missing ts", pack({k: v for k, v in frame().items() if k != "ts"}), "ts"),
     ("negative ts", pack(frame(ts=-1)), "ts"),
     ("zero ts", pack(frame(ts=0)), "ts"),
+    ("echoes not a map", pack(frame(ec=[1, 2])), "ec"),
+    ("echo not a pair", pack(frame(ec={"bob": [5]})), "ec[bob]"),
+    ("echo stamp zero", pack(frame(ec={"bob": [0, 10]})), "ec[bob].stamp"),
+    ("echo age negative", pack(frame(ec={"bob": [5, -1]})), "ec[bob].age"),
     ("huge ts", pack(frame(ts=2**64 - 1)), "ts"),
     ("bool ts", pack(frame(ts=True)), "ts"),
     ("float ts", pack(frame(ts=5.0)), "ts"),

@@ -41,7 +41,11 @@ FAILED_BEFORE: dict[str, list[int]] = {
     # paused, without a fork (issue 24: judged as a quorum lost, not as a table that split)
     # 5035: a restarted laptop's vote in its dead predecessor's place was stamped before the
     # marker of the change it carried, so the one member left refused it and waited for good
-    "churn": [12, 49, 334, 363, 5035],
+    # 50148, 50196 (this stop's hour): the lowest of three killed for good and another left on
+    # purpose; the one left is no quorum (the leaver's restarted successor has no vote: it left),
+    # and the run called that a table that ended apart. It is a quorum lost (the harness now
+    # leaves the members that left out of the quorum it checks, as the core does)
+    "churn": [12, 49, 334, 363, 5035, 50148, 50196],
     "frozen-seen": [48],
     "sparse": [116],
     # issue 24: a joiner decided epochs with the others while a member's welcome was on its way,

@@ -166,6 +166,7 @@ class FaultTable:
         """The laptops' peer ids, in the order of their labels."""
         self.malicious = frozenset(self.names[i] for i in malicious)
         self.departed: set[str] = set()
+        self.left: set[tuple[str, int]] = set()  # (peer, incarnation) that left on purpose
         """Peers that left on purpose (not expected at the table in the end)."""
         self.events = 0
         self.last_fault = 0.0
@@ -209,6 +210,7 @@ class FaultTable:
         node = self.sim.nodes[peer]
         if node.state == "alive" and node.core.phase is Phase.MEMBER:
             self.departed.add(peer)
+            self.left.add((peer, node.core.incarnation))
         self.sim.leave(peer)
 
     def restart(self, peer: str) -> None:
@@ -366,8 +368,9 @@ class FaultTable:
 
     def _quorum_died(self) -> bool:
         """Whether the laptops of the last view still running (any incarnation: a restarted one
-        votes in its predecessor's place) are no quorum of it, and every member of it left
-        running waits for the table (paused) rather than going on alone."""
+        votes in its predecessor's place, unless that one left on purpose) are no quorum of it
+        (of its members that did not leave), and every member of it left running waits for
+        the table (paused) rather than going on alone."""
         members = [
             n for n in self.sim.alive_nodes()
             if n.core.phase is Phase.MEMBER and n.peer_id not in self.malicious
@@ -375,9 +378,9 @@ class FaultTable:
         if not members:
             return False
         last = max(members, key=lambda n: n.core.epoch)
-        view = sorted(last.core.members)
+        view = sorted(p for p, inc in last.core.members.items() if (p, inc) not in self.left)
         running = [p for p in view if self.sim.nodes[p].state != "dead"]
-        if _is_quorum(view, running):
+        if view and _is_quorum(view, running):
             return False
         return all(n.core.paused for n in members if n.core.epoch == last.core.epoch)
 

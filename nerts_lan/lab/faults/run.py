@@ -166,10 +166,9 @@ class FaultTable:
         """The laptops' peer ids, in the order of their labels."""
         self.malicious = frozenset(self.names[i] for i in malicious)
         self.departed: set[str] = set()
-        self.left: set[tuple[str, int]] = set()  # (peer, incarnation) that left on purpose
         """Peers that left on purpose (not expected at the table in the end)."""
-        self.events = 0
-        self.last_fault = 0.0
+        self.left: set[tuple[str, int]] = set()  # (peer, incarnation) that left on purpose
+        self.events, self.last_fault = 0, 0.0
         """When the last scheduled fault strikes (a table is never judged settled before)."""
         self.oracle = StableOracle(ignored=self.malicious)
         self.detected = 0

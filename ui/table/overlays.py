@@ -366,17 +366,18 @@ class ScoreOverlay(Overlay):
         y = self._rows(x0, y, counted)
         self.tally = Tally(self.tally.start, counted[::-1], self.tally.counting, finale)
         self.tally.update(self._clock())
-        if self.coach:
-            y = self._coach_rows(x0, y - 6, rect.w - 48)
         footer_y = rect.y + (24 if on_top else 40)
-        chart_y = footer_y + 30
-        self._chart(Rect(x0, chart_y, rect.w - 48, max(y - 20 - chart_y, 60)))
         caption = self._footer(x0, footer_y)
+        # Next first: `buttons[0]` is the one that says whom the deal waits for.
         for place, name, action, colour in (
             (next_rect, caption, self.on_next, (40, 110, 70)),
             (menu_rect, "Menu", self.on_menu, (52, 70, 84)),
         ):
             self.button(place, name, action, colour).set_enabled(self._awake)
+        if self.coach:
+            y = self._coach_rows(x0, y - 6, rect.w - 48)
+        chart_y = footer_y + 30
+        self._chart(Rect(x0, chart_y, rect.w - 48, max(y - 20 - chart_y, 60)))
         if self.waiting_for_others:
             self.wait_for_the_others(self._waiting_names)  # a rebuild keeps saying so
 

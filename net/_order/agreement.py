@@ -209,8 +209,7 @@ class ViewAgreement:
                 self._joiners[target] = inc
         proposal = self._proposal
         adopted = msg.value_removals if highest_accepted(proposal, msg) else {}
-        for entry in msg.entries:
-            (self._log.adopt((entry,)) if entry.peer in adopted else self._log.on_entry(entry))
+        _take_entries(self._log, msg.entries, adopted)
         if proposal is None or proposal.value is not None:
             return
         if Ballot(msg.ballot, msg.proposer) == proposal.ballot:
@@ -485,6 +484,18 @@ class ViewAgreement:
             if members.get(target) == inc:
                 self._unbacked.setdefault(target, now)
                 self._retry_unbacked[target] = now + self._timeouts.retry
+
+
+def _take_entries(
+    log: OrderedLog, entries: tuple[LogEntry, ...], adopted: Mapping[str, object]
+) -> None:
+    """Take a promise's entries: those of a member the change we accepted removes (`adopted`)
+    are the versions that change carries, and replace ours; the others are merely new to us."""
+    for entry in entries:
+        if entry.peer in adopted:
+            log.adopt((entry,))
+        else:
+            log.on_entry(entry)
 
 
 def _record(epoch: int, voter: Acceptor | None) -> VoteRecord:

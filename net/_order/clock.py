@@ -250,26 +250,32 @@ class TableClock:
         """Move the clock up to a stamp received from a member (or a decided marker)."""
         self.last = max(self.last, ts)
 
-    def ages(self, seen: Mapping[str, tuple[int, int]], now: float) -> dict[str, int]:
-        """For each peer in `seen`, how long ago (microseconds) we received the frame reported."""
-        ages = {}
-        for peer, (_, ts) in seen.items():
-            info = self._peers.get(peer)
-            if info is not None and info.arrival is not None and info.arrival[0] == ts:
-                ages[peer] = max(0, int((now - info.arrival[1]) * US))
-        return ages
+    def replies(
+        self, seen: Mapping[str, tuple[int, int]], now: float
+    ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+        """What a frame carrying `seen` tells each peer of its latest frame, in one pass (every
+        frame we send asks it):
 
-    def echoes(self, seen: Mapping[str, tuple[int, int]], now: float) -> dict[str, tuple[int, int]]:
-        """For each peer in `seen` whose latest frame is not the one `seen` reports (a member
-        frozen for a view change counts only up to what it froze), that frame's stamp and how
-        long ago (microseconds) we received it: its round trips go on while the change lasts
-        (stalls seed 20036: a laptop that got none kept a 60 ms error for a second)."""
-        echoes = {}
+        - *ages*: for each peer whose latest frame is the one `seen` reports, how long ago
+          (microseconds) we received it;
+        - *echoes*: for each peer whose latest frame is not the one `seen` reports (a member
+          frozen for a view change counts only up to what it froze), that frame's stamp and
+          how long ago we received it: its round trips go on while the change lasts (stalls
+          seed 20036: a laptop that got none kept a 60 ms error for a second)."""
+        ages: dict[str, int] = {}
+        echoes: dict[str, tuple[int, int]] = {}
+        peers = self._peers
         for peer, (_, ts) in seen.items():
-            info = self._peers.get(peer)
-            if info is not None and info.arrival is not None and info.arrival[0] != ts:
-                echoes[peer] = (info.arrival[0], max(0, int((now - info.arrival[1]) * US)))
-        return echoes
+            info = peers.get(peer)
+            arrival = None if info is None else info.arrival
+            if arrival is None:
+                continue
+            age = max(0, int((now - arrival[1]) * US))
+            if arrival[0] == ts:
+                ages[peer] = age
+            else:
+                echoes[peer] = (arrival[0], age)
+        return ages, echoes
 
     # --- measuring ----------------------------------------------------------------------------
 
@@ -487,7 +493,7 @@ class TableClock:
 
 def _echo(me: str, msg: Message) -> tuple[int | None, int | None]:
     """Which frame of ours `msg` answers (its stamp) and how long it was held (microseconds):
-    the one its ``seen`` reports, or the latest it got when that one is not (`echoes`)."""
+    the one its ``seen`` reports, or the latest it got when that one is not (`replies`)."""
     if me in msg.echoes:
         return msg.echoes[me]
     echo = msg.seen.get(me)

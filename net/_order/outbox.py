@@ -126,5 +126,5 @@ class Outbox:
         we received each frame its ``seen`` reports, and the digests of what it holds."""
         table = self.table
         table_time = table.table_us(self.now) if table.synced else None
-        ages, echoes = table.ages(message.seen, self.now), table.echoes(message.seen, self.now)
+        ages, echoes = table.replies(message.seen, self.now)
         return encode_message(message, table_time, ages, self._digests(message.seen), echoes)

@@ -162,8 +162,9 @@ def test_a_frame_echoes_the_latest_frame_of_each_peer_its_seen_does_not_report()
     clock = TableClock("c", lambda: ["a", "b"], span=1.0)
     clock.observe("a", Heartbeat(40, 0, {}), 1.0)
     clock.observe("b", Heartbeat(70, 0, {}), 1.5)
-    echoes = clock.echoes({"a": (0, 40), "b": (0, 55)}, 2.0)
-    assert echoes == {"b": (70, 500_000)}  # a's latest is the one reported: its age says it
+    ages, echoes = clock.replies({"a": (0, 40), "b": (0, 55)}, 2.0)
+    assert echoes == {"b": (70, 500_000)}
+    assert ages == {"a": 1_000_000}  # a's latest is the one reported: its age says it
 
 
 # --- races and ties -----------------------------------------------------------------------------

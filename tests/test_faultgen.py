@@ -15,9 +15,11 @@ import pytest
 
 from nerts_lan.cli.main import main
 from nerts_lan.lab.faults import malicious
+from nerts_lan.lab.faults.cost import FIRST_SEED, bench_faults, seed_cost
 from nerts_lan.lab.faults.generators import GENERATORS
 from nerts_lan.lab.faults.oracle import StableOracle
 from nerts_lan.lab.faults.run import FAST_TIMERS, QUIET_AFTER, SETTLED_FOR, FaultTable
+from nerts_lan.lab.faults.sweep import Lane, SweepState
 from net import CoreConfig
 from net._order.messages import Heartbeat, decode_message, encode_message
 from net.events import EntriesStabilized, LogEntry, MemberExcluded, SnapshotInstalled
@@ -154,6 +156,25 @@ def test_the_healing_period_ends_once_the_table_has_been_whole_for_two_exclusion
     assert SETTLED_FOR * table.unit <= healing < table.heal / 2
 
 
+def test_the_bench_says_what_a_seed_costs_and_what_it_is_made_of() -> None:
+    """``nerts-lan bench --only faults``: per generator, the CPU of its seeds; over them, the
+    median against issue 24's goal, the simulated seconds, frames and CPU per frame (frames
+    and simulated time are the seed's own: the same on every run)."""
+    figures = bench_faults(quick=True, generators=["partial"])
+    assert list(figures["fast_cpu_s_by_generator"]) == ["partial"]
+    assert figures["fast_seed_cpu_s"]["seeds"] == 2 and figures["real_seed_cpu_s"]["seeds"] == 1
+    assert 0 < figures["fast_seed_cpu_s"]["median"] <= figures["fast_seed_cpu_s"]["max"]
+    assert figures["goal"] == "median fast seed <= 0.1 s"
+    again = [seed_cost("partial", FIRST_SEED + i) for i in range(2)]
+    assert figures["fast_seed_frames"] == sum(cost["frames"] for cost in again) / 2
+    # A fast seed covers the faults' window (7.5 exclusion timeouts) and a healing period.
+    simulated = sum(cost["simulated_s"] for cost in again) / 2
+    assert figures["fast_seed_simulated_s"] == round(simulated, 3) > 6
+    assert figures["fast_cpu_us_per_frame"] > 0
+    with pytest.raises(KeyError):
+        seed_cost("nope", 1)
+
+
 def test_a_laptop_holding_its_stamps_back_counts_as_an_honest_one_accused() -> None:
     """The count behind "0 honest accusations": a laptop the run takes for honest rewrites every
     frame 60 ms early (what no link does to an honest clock); the others hold clock grounds on
@@ -288,11 +309,28 @@ def test_the_budget_mode_runs_seeds_in_parallel_and_prints_a_table_per_generator
     assert "honest accused" in header
     assert [row.split()[:2] for row in rows] == [["pauses", "fast"], ["churn", "fast"]]
     assert f"state in {state}" in footer and "failed this run: none" in footer
+    assert footer.endswith("; honest clocks flagged this run in: none")
     for lane in _lanes(state).values():
         # Both processes' seeds are in, with no gap before the next seed.
         assert lane["seeds"] == lane["next_seed"] >= 1 and lane["forks"] == 0
         assert lane["honest_flagged"] == 0  # counted and kept: no honest clock was flagged
         assert lane["honest_accused"] == 0
+
+
+def test_the_seeds_with_an_honest_clock_flagged_are_kept_to_look_at_again() -> None:
+    """A flag convicts nobody, but a maintainer wants to rerun the seed that raised it: the
+    lane lists it (once), the state keeps it, and a state written before the list loads."""
+    lane = Lane("asymmetric", "fast")
+    quiet = {"forks": 0, "divergences": 0, "final_agreement": True, "honest_excluded": 0}
+    for seed, flags in ((40079, 0), (40080, 2), (40081, 1)):
+        lane.dispatch()
+        lane.add({**quiet, "seed": seed, "failed": False, "honest_flagged": flags})
+    assert lane.flagged == lane.flagged_now == [40080, 40081] and lane.honest_flagged == 3
+    state = SweepState({lane.name: lane})
+    again = SweepState.from_json(json.loads(json.dumps(state.to_json())))
+    assert again.lanes["asymmetric/fast"].flagged == [40080, 40081]
+    older = {"version": 1, "lanes": {"asymmetric/fast": {"next_seed": 5, "seeds": 5}}}
+    assert SweepState.from_json(older).lanes["asymmetric/fast"].flagged == []
 
 
 UNCHECKED = "equivocate-unchecked"
@@ -363,6 +401,7 @@ def test_a_bad_budget_argument_exits_2_with_one_line_naming_it(
         ('{"version": 1, "lanes": {"partial/slow": {}}}', "'partial/slow' that is not"),
         ('{"version": 1, "lanes": {"partial/fast": {"next_seed": -3}}}', "'next_seed' not a whole"),
         ('{"version": 1, "lanes": {"stalls/real": {"failing": ["x"]}}}', "'failing' not a list"),
+        ('{"version": 1, "lanes": {"stalls/fast": {"flagged": 7}}}', "'flagged' not a list"),
     ],
 )
 def test_a_corrupt_state_file_is_one_line_naming_it(

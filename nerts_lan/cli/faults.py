@@ -200,7 +200,7 @@ def _budget_table(
         rows = [
             {"lane": lane.name, "first_seed": first[lane.name], "ran": lane.ran_now}
             | lane.to_json()
-            | {"failed_now": sorted(lane.failed_now)}
+            | {"failed_now": sorted(lane.failed_now), "flagged_now": sorted(lane.flagged_now)}
             for lane in lanes
         ]
         return json.dumps({"summary": True, "seconds": round(elapsed, 1), "lanes": rows})
@@ -219,10 +219,12 @@ def _budget_table(
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1] for row in table]
     failed = [f"{x.generator} {_seed_list(sorted(x.failed_now))}" for x in lanes if x.failed_now]
+    flagged = [f"{x.name} {_seed_list(sorted(x.flagged_now))}" for x in lanes if x.flagged_now]
     rate = ran / elapsed * 60 if elapsed > 0 else 0.0
     lines.append(
         f"{ran} seeds in {elapsed:.0f} s ({rate:.0f} a minute); state in {path};"
-        f" failed this run: {'; '.join(failed) or 'none'}"
+        f" failed this run: {'; '.join(failed) or 'none'};"
+        f" honest clocks flagged this run in: {'; '.join(flagged) or 'none'}"
     )
     lines.append(
         "checks: stable is final (the oracle); every installed snapshot holds the table as of"

@@ -183,7 +183,15 @@ def _optional_groups() -> dict[str, Callable[[bool], dict[str, Any]]]:
     groups["lan"] = _bench_lan
     groups["ui"] = _bench_ui
     groups["keys"] = _bench_keys
+    groups["faults"] = _bench_faults
     return groups
+
+
+def _bench_faults(quick: bool) -> dict[str, Any]:
+    """What a seed of the fault sweep costs (issue 24: the median fast seed)."""
+    from nerts_lan.lab.faults.cost import bench_faults
+
+    return bench_faults(quick)
 
 
 def _bench_keys(quick: bool) -> dict[str, Any]:

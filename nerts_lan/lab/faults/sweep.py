@@ -72,8 +72,12 @@ class Lane:
     over the seeds (a state written before they were counted starts from 0)."""
     failing: list[int] = field(default_factory=list)
     """Every seed that ever failed (to keep in the suite)."""
+    flagged: list[int] = field(default_factory=list)
+    """Every seed in which an honest member flagged an honest one's clock (to look at again: a
+    flag convicts nobody, but says a clock lagged the table by more than the bound)."""
     ran_now: int = 0
     failed_now: list[int] = field(default_factory=list)
+    flagged_now: list[int] = field(default_factory=list)
     _pending: set[int] = field(default_factory=set)
     _dispatched: int | None = None
 
@@ -105,10 +109,15 @@ class Lane:
             self.failed_now.append(seed)
             if seed not in self.failing:
                 self.failing.append(seed)
+        if record.get("honest_flagged", 0):
+            self.flagged_now.append(seed)
+            if seed not in self.flagged:
+                self.flagged.append(seed)
 
     def to_json(self) -> dict[str, Any]:
         counts = {name: getattr(self, name) for name in COUNTS}
-        return {"next_seed": self.next_seed, **counts, "failing": sorted(self.failing)}
+        seeds = {"failing": sorted(self.failing), "flagged": sorted(self.flagged)}
+        return {"next_seed": self.next_seed, **counts, **seeds}
 
 
 @dataclass
@@ -247,11 +256,7 @@ def _lane_from_json(generator: str, timers: str, fields: Any) -> Lane:
         if type(value) is not int or not 0 <= value <= MAX_SEED:
             raise StateError(f"has {name}'s {key!r} not a whole number from 0 to {MAX_SEED}")
         values[key] = value
-    failing = fields.get("failing", [])
-    if not isinstance(failing, list) or any(
-        type(seed) is not int or not 0 <= seed <= MAX_SEED for seed in failing
-    ):
-        raise StateError(f"has {name}'s 'failing' not a list of seeds")
+    failing, flagged = _seeds(name, fields, "failing"), _seeds(name, fields, "flagged")
     return Lane(
         generator,
         timers,
@@ -263,5 +268,16 @@ def _lane_from_json(generator: str, timers: str, fields: Any) -> Lane:
         honest_excluded=values["honest_excluded"],
         honest_flagged=values["honest_flagged"],
         honest_accused=values["honest_accused"],
-        failing=list(dict.fromkeys(failing)),
+        failing=failing,
+        flagged=flagged,
     )
+
+
+def _seeds(name: str, fields: dict[str, Any], key: str) -> list[int]:
+    """A lane's list of seeds under `key` (none in a state written before it was kept)."""
+    seeds = fields.get(key, [])
+    if not isinstance(seeds, list) or any(
+        type(seed) is not int or not 0 <= seed <= MAX_SEED for seed in seeds
+    ):
+        raise StateError(f"has {name}'s {key!r} not a list of seeds")
+    return list(dict.fromkeys(seeds))

@@ -156,6 +156,7 @@ def test_the_healing_period_ends_once_the_table_has_been_whole_for_two_exclusion
     assert SETTLED_FOR * table.unit <= healing < table.heal / 2
 
 
+@pytest.mark.sim
 def test_the_bench_says_what_a_seed_costs_and_what_it_is_made_of() -> None:
     """``nerts-lan bench --only faults``: per generator, the CPU of its seeds; over them, the
     median against issue 24's goal, the simulated seconds, frames and CPU per frame (frames

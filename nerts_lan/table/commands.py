@@ -9,6 +9,7 @@ place in the log is the table's business (``nerts_lan.table.machine``), not this
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal, TypeAlias
@@ -359,7 +360,7 @@ def _hex64(value: Any, what: str) -> str:
 
 
 def _is_hex(text: str) -> bool:
-    return all(c in "0123456789abcdef" for c in text)
+    return _LOWER_HEX.fullmatch(text) is not None
 
 
 def _create(payload: dict[str, Any]) -> Create:
@@ -412,6 +413,8 @@ def _remove_bot(payload: dict[str, Any]) -> RemoveBot:
         raise MalformedError("no such bot")
     return RemoveBot(player)
 
+
+_LOWER_HEX: Final = re.compile("[0-9a-f]*")
 
 _PARSERS: Final[dict[str, Callable[[dict[str, Any]], TableCommand]]] = {
     "create": _create,

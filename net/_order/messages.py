@@ -288,13 +288,12 @@ def encode_message(
         message.digests if digests is None else digests,
         message.echoes if echoes is None else echoes,
     )
-    # The fields of each kind follow the header in the order the dataclass declares them.
-    for spec in fields(message)[len(_HEADER_FIELDS) :]:
-        value = getattr(message, spec.name)
-        if value is None and spec.name in _OPTIONAL.get(kind, ()):
+    for name in _BODY_OF[kind]:
+        value = getattr(message, name)
+        if value is None and name in _OPTIONAL.get(kind, ()):
             continue
-        encode = FIELD_ENCODERS.get(spec.name)
-        obj[spec.name] = value if encode is None else encode(value)
+        encode = FIELD_ENCODERS.get(name)
+        obj[name] = value if encode is None else encode(value)
     data: bytes = msgpack.packb(obj, use_bin_type=True)
     return data
 
@@ -368,11 +367,14 @@ _OPTIONAL: Final[dict[str, frozenset[str]]] = {
 }
 """Fields a frame of that kind may leave out (a None value is not sent)."""
 _HEADER_FIELDS: Final = ("ts", "incarnation", "seen", "table_time", "ages", "digests", "echoes")
-# Each kind's fields on the wire are its dataclass's, by name, after the header.
-_FIELDS: Final[dict[str, frozenset[str]]] = {
-    kind: frozenset(spec.name for spec in fields(cls)[len(_HEADER_FIELDS) :])
-    - _OPTIONAL.get(kind, frozenset())
+# Each kind's fields on the wire are its dataclass's, by name, after the header, in the order
+# the dataclass declares them (asked once: `dataclasses.fields` is slow for every frame).
+_BODY_OF: Final[dict[str, tuple[str, ...]]] = {
+    kind: tuple(spec.name for spec in fields(cls)[len(_HEADER_FIELDS) :])
     for cls, kind in _KIND_OF.items()
+}
+_FIELDS: Final[dict[str, frozenset[str]]] = {
+    kind: frozenset(names) - _OPTIONAL.get(kind, frozenset()) for kind, names in _BODY_OF.items()
 }
 
 

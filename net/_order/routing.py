@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
 from net._order.agreement import ViewAgreement
 from net._order.evidence import Equivocations
@@ -62,7 +62,7 @@ class MemberFrames:
 
     def route(self, peer: str, msg: Message) -> None:
         """Handle one admitted frame of member `peer`; a kind no part handles here is dropped."""
-        handler = self._HANDLERS.get(type(msg))
+        handler = _HANDLERS.get(type(msg))
         if handler is not None:
             handler(self, peer, msg)
 
@@ -118,19 +118,20 @@ class MemberFrames:
         if parts.outbox.identity is not None:
             parts.evidence.on_evidence(peer, msg, parts.members.view)
 
-    # Every kind of frame is its own class (no subclasses), so the exact type picks the handler.
-    _HANDLERS: ClassVar[dict[type[Message], Callable[[MemberFrames, str, Any], None]]] = {
-        Action: _action,
-        Heartbeat: _heartbeat,
-        StateHash: _state_hash,
-        LeaveNotice: _leave,
-        Prepare: _prepare,
-        Promise: _promise,
-        Accept: _accept,
-        Accepted: _accepted,
-        ViewDecision: _decision,
-        SnapshotRequest: _snapshot_request,
-        Snapshot: _snapshot,
-        Expulsion: _expulsion,
-        Evidence: _evidence,
-    }
+
+# Every kind of frame is its own class (no subclasses), so the exact type picks the handler.
+_HANDLERS: dict[type[Message], Callable[[MemberFrames, str, Any], None]] = {
+    Action: MemberFrames._action,
+    Heartbeat: MemberFrames._heartbeat,
+    StateHash: MemberFrames._state_hash,
+    LeaveNotice: MemberFrames._leave,
+    Prepare: MemberFrames._prepare,
+    Promise: MemberFrames._promise,
+    Accept: MemberFrames._accept,
+    Accepted: MemberFrames._accepted,
+    ViewDecision: MemberFrames._decision,
+    SnapshotRequest: MemberFrames._snapshot_request,
+    Snapshot: MemberFrames._snapshot,
+    Expulsion: MemberFrames._expulsion,
+    Evidence: MemberFrames._evidence,
+}

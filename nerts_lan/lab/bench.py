@@ -188,10 +188,14 @@ def _optional_groups() -> dict[str, Callable[[bool], dict[str, Any]]]:
 
 
 def _bench_faults(quick: bool) -> dict[str, Any]:
-    """What a seed of the fault sweep costs (issue 24: the median fast seed)."""
-    from nerts_lan.lab.faults.cost import bench_faults
+    """What a seed of the fault sweep costs (issue 24: the median fast seed), from source and
+    on the mypyc build that ``nerts-lan faults --compiled`` runs."""
+    from nerts_lan.folders import data_folder
+    from nerts_lan.lab.faults.cost import bench_faults, bench_faults_compiled
 
-    return bench_faults(quick)
+    figures = bench_faults(quick)
+    figures["compiled"] = bench_faults_compiled(data_folder() / "compiled", quick)
+    return figures
 
 
 def _bench_keys(quick: bool) -> dict[str, Any]:

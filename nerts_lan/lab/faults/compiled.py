@@ -127,8 +127,12 @@ def build_tree(cache: Path, source: Path | None = None) -> Path:
         _compile(work)
         shutil.rmtree(work / "build", ignore_errors=True)
         (work / "BUILT").write_text(digest + "\n", encoding="utf-8")
-        shutil.rmtree(tree, ignore_errors=True)
-        os.replace(work, tree)
+        try:
+            os.replace(work, tree)  # whole or not at all: a tree that exists is complete
+        except OSError:
+            if not (tree / "BUILT").is_file():
+                raise
+            # Another sweep built the same source at the same time: take its build.
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return tree

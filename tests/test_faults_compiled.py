@@ -80,6 +80,24 @@ def test_the_build_is_named_by_every_source_file(tmp_path: Path) -> None:
     assert tree_digest(source) != first
 
 
+def test_only_the_newest_builds_are_kept(tmp_path: Path) -> None:
+    """A build per source change would fill the disk: the three newest stay, the one asked
+    for among them."""
+    pytest.importorskip("mypy", reason="the test extra")
+    source = tmp_path / "source"
+    (source / "net").mkdir(parents=True)
+    (source / "net" / "__init__.py").write_text("", encoding="utf-8")
+    cache = tmp_path / "cache"
+    current = cache / f"compiled-{tree_digest(source)}"
+    for age, name in enumerate(["compiled-new", "compiled-older", current.name, "compiled-oldest"]):
+        (cache / name).mkdir(parents=True)
+        (cache / name / "BUILT").write_text("x\n", encoding="utf-8")
+        os.utime(cache / name, (1e9 - age * 1000, 1e9 - age * 1000))
+    assert build_tree(cache, source) == current  # already built: nothing is compiled
+    kept = sorted(path.name for path in cache.iterdir())
+    assert kept == sorted([current.name, "compiled-new", "compiled-older"])
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data folder shared by the module's compiled runs: the first one builds (two minutes),

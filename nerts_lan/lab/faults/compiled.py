@@ -77,6 +77,10 @@ PACKAGES: Final = ("nerts_lan", "net", "ui")
 """The source folders copied into a build (the child runs ``python -m nerts_lan``), with
 ``pyproject.toml`` (mypy's settings)."""
 
+KEPT_BUILDS: Final = 3
+"""Builds kept in the cache, the newest (about 20 MB each): one per source change would fill
+a disk, and a sweep still running on the one before keeps its own."""
+
 CANARY_SEED: Final = 70_000
 """The seed of each generator that the canary runs both ways (any seed would do)."""
 
@@ -116,6 +120,8 @@ def build_tree(cache: Path, source: Path | None = None) -> Path:
         raise CompileError("mypyc is not installed (pip install -e '.[test]')") from None
     tree = cache / f"compiled-{digest}"
     if (tree / "BUILT").is_file():
+        os.utime(tree)  # the newest: the last to be pruned
+        _prune(cache, keep=tree)
         return tree
     cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="compiling-", dir=cache))
@@ -135,6 +141,7 @@ def build_tree(cache: Path, source: Path | None = None) -> Path:
             # Another sweep built the same source at the same time: take its build.
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    _prune(cache, keep=tree)
     return tree
 
 
@@ -214,6 +221,14 @@ def _sources(source: Path) -> list[Path]:
     for package in PACKAGES:
         files += sorted((source / package).rglob("*.py"))
     return [path for path in files if "__pycache__" not in path.parts]
+
+
+def _prune(cache: Path, keep: Path) -> None:
+    """Remove all but the `KEPT_BUILDS` newest builds (`keep`, just made or used, is one)."""
+    builds = sorted(cache.glob("compiled-*"), key=lambda path: path.stat().st_mtime)
+    old = [path for path in builds if path != keep][: max(0, len(builds) - KEPT_BUILDS)]
+    for path in old:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _compile(work: Path) -> None:

@@ -5,6 +5,8 @@ proves something. The figures say where a seed's time goes: the simulated second
 frames its laptops send, and the CPU per frame (every frame is encoded, delivered, decoded and
 handled by a real core and a real table). The seeds are fixed (`FIRST_SEED` on), so two trees
 compare seed for seed; a process's CPU time, not the wall clock, so other jobs weigh little.
+`bench_faults_compiled` measures the same seeds on the mypyc build that ``nerts-lan faults
+--compiled`` runs (``nerts_lan.lab.faults.compiled``), the sweep's own cost.
 """
 
 from __future__ import annotations

@@ -7,12 +7,22 @@ import pytest
 
 from nerts_lan.lab import netlab
 
-__all__ = ["NetLab", "require_root_and_ip"]
+__all__ = ["NetLab", "require_iptables", "require_root_and_ip"]
 
 
 def require_root_and_ip() -> None:
     try:
         netlab.require_root_and_ip()
+    except netlab.NetLabUnavailable as why:
+        pytest.skip(str(why))
+
+
+def require_iptables() -> None:
+    """Skip a test that needs iptables where it is missing, before it starts anything (a rule
+    added from a thread or a script could not skip it; it would fail it)."""
+    require_root_and_ip()
+    try:
+        netlab.require_iptables()
     except netlab.NetLabUnavailable as why:
         pytest.skip(str(why))
 
@@ -28,8 +38,5 @@ class NetLab(netlab.NetLab):
             pytest.fail(str(error))
 
     def _iptables(self, host: int, *rule: str) -> None:
-        try:
-            netlab.require_iptables()
-        except netlab.NetLabUnavailable as why:
-            pytest.skip(str(why))
+        require_iptables()
         super()._iptables(host, *rule)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.net_real.netlab import NetLab
+from tests.net_real.netlab import NetLab, require_iptables
 from tests.net_real.peers import PeerProcess
 from tests.waiting import until
 
@@ -71,6 +71,7 @@ def _check(found: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def _iptables(lab: NetLab, *rule: str) -> None:
+    require_iptables()
     subprocess.run(
         [
             *lab.prefix(0),

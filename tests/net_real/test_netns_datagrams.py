@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from tests.net_real.netlab import NetLab
+from tests.net_real.netlab import NetLab, require_iptables
 from tests.net_real.peers import PeerProcess
 
 LOSS = 0.3
@@ -63,6 +63,7 @@ SLOWER = ["--bot", "hard", "--bot-delay", "0.3"]  # a round of several bursts
 def test_bursts_of_total_loss_on_one_laptop_slow_nobody_and_the_round_ends_as_one(
     tmp_path: Path,
 ) -> None:
+    require_iptables()  # the bursts are iptables rules, added from a thread
     lab = NetLab(3)
     peers: list[PeerProcess] = []
     done = threading.Event()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.net_real.netlab import require_root_and_ip
+from tests.net_real.netlab import require_iptables
 
 pytestmark = pytest.mark.netns
 
@@ -23,7 +23,7 @@ KINDS = ["blip", "kill", "long_cut", "one_way_cut", "stop"]
 
 
 def test_a_short_soak_strikes_each_fault_once_and_cleans_up(tmp_path: Path) -> None:
-    require_root_and_ip()
+    require_iptables()  # the soak's cuts are iptables rules
     figures_file = tmp_path / "figures.json"
     done = subprocess.run(
         [

@@ -74,7 +74,15 @@ FAILED_BEFORE: dict[str, list[int]] = {
 }
 
 # Seeds that still fail, as strict xfails: once fixed, they pass and the mark must go.
-FAILING_TODAY: dict[str, list[int]] = {}
+# rolling 80196 (issue 24's eleventh stop, the hour's sweep; it fails on the tree before that
+# stop too): every laptop of a 4-laptop view restarts, one after another. The change that puts
+# p00's new incarnation in its place is accepted by a quorum (p01 proposed it, p02 and p00's
+# successor accepted) 3 ms before p01 dies, so nobody decides it; p02, the one member left, dies
+# before its retry, and from then on every laptop is a restarted joiner with its predecessor's
+# vote and its stable prefix on disk, a quorum of the view's places, and none of them may
+# propose (a joiner without a snapshot may not), so none is ever admitted. "Recovery from
+# durable prefixes" needs one member left to recover; here there is none.
+FAILING_TODAY: dict[str, list[int]] = {"rolling": [80196]}
 
 # Seeds that failed with the real timers, kept as ordinary seeds.
 # equivocate 30037 (issue 24's 50-minute sweep): the equivocator was removed with a cut above its
@@ -111,7 +119,7 @@ def _cases() -> list[object]:
                 name,
                 seed,
                 id=f"{name}-{seed}",
-                marks=pytest.mark.xfail(strict=True, reason="issue 14: stable is not final yet"),
+                marks=pytest.mark.xfail(strict=True, reason="issue 24: does not end as one yet"),
             )
             for seed in failing
         ]

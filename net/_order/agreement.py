@@ -44,6 +44,7 @@ from net._order.viewchange import (
     check_promise,
     check_relayed,
     choose_change,
+    hands_on,
     highest_accepted,
     is_quorum,
     leavers_in,
@@ -365,11 +366,12 @@ class ViewAgreement:
         promises = proposal.promises
         if not is_quorum(view, promises, leavers_in(promises.values())):
             return
-        heard: dict[str, Mapping[str, int]] = {}
-        for promise in promises.values():
-            heard.update(promise.heard)  # what the voters heard the others observe
+        # What the voters heard the others observe, then what we heard ourselves.
+        heard = {peer: seen for m in promises.values() for peer, seen in m.heard.items()}
         heard.update({p: m.observed for p, m in self._frozen_peers.items()})
         change = choose_change(view, promises, heard, self._log.join_markers(promises))
+        if not hands_on(change, promises, self._log.join_markers(promises)):
+            return  # wait for a voter holding what it keeps, or for its decision
         mine = promises[self._out.peer_id].observed
         if any(t not in change.removals for t in mine) and self._out.now < self._gathered_by():
             return  # our grounds are not backed yet: the voters may pass on more observations

@@ -34,6 +34,7 @@ __all__ = [
     "check_promise",
     "check_relayed",
     "choose_change",
+    "hands_on",
     "highest_accepted",
     "is_quorum",
     "misses_relayed_entries",
@@ -270,6 +271,29 @@ def choose_change(
     }
     top = max([p.clock for p in promises.values()] + [r.ts for r in removals.values()])
     return Change(top + 1, removals, additions)
+
+
+def hands_on(change: Change, promises: Mapping[str, Promise], joined: Mapping[str, int]) -> bool:
+    """Whether the voters of `promises` can hand on every entry the change keeps of each member
+    it removes (up to that member's cut), so that the proposer may propose it.
+
+    A change of our own grounds is cut as far as they can (`_cut`). A change accepted under an
+    earlier ballot carries the cut of that ballot's quorum: a voter that accepted it holding the
+    table's state adopted the change's entries and relays them; a restarted incarnation voting
+    in its dead predecessor's place (or a joiner without its snapshot) holds no entries, so the
+    change is handed on only if such a voter or our own quorum's cuts cover it (stalls 80375:
+    the proposer re-decided a change whose one other voter was such an incarnation, without the
+    removed member's last entry that the first decision's survivors had stabilised)."""
+    best = max(promises.values(), key=lambda p: (p.accepted, p.accepted_by), default=None)
+    if best is None or best.accepted == 0:
+        return True
+    ballot = (best.accepted, best.accepted_by)
+    if any(p.holds_state and (p.accepted, p.accepted_by) == ballot for p in promises.values()):
+        return True
+    return all(
+        _cut(target, removal.incarnation, promises, joined) >= removal.ts
+        for target, removal in change.removals.items()
+    )
 
 
 def _cut(target: str, inc: int, promises: Mapping[str, Promise], joined: Mapping[str, int]) -> int:

@@ -37,6 +37,7 @@ __all__ = [
     "child_command",
     "child_environment",
     "is_compiled",
+    "run_on_build",
     "tree_digest",
 ]
 
@@ -152,6 +153,31 @@ def child_environment(tree: Path) -> dict[str, str]:
     return env
 
 
+def run_on_build(tree: Path, code: str, *arguments: str) -> Any:
+    """Run `code` (which binds ``result``; ``sys.argv[1:]`` are `arguments`) in a child Python
+    on the build and return ``result`` through JSON; `CompileError` names the child's last
+    word when the build did not load or the code failed."""
+    code = (
+        "from nerts_lan.lab.faults.compiled import _canary_records, is_compiled\n"
+        "assert is_compiled(), 'the build did not load'\n"
+        f"{code}\n"
+        "import json\n"
+        "print(json.dumps(result))\n"
+    )
+    child = subprocess.run(
+        child_command(code, *arguments),
+        env=child_environment(tree),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=False,
+    )
+    if child.returncode != 0:
+        tail = (child.stderr.strip().splitlines() or ["no output"])[-1]
+        raise CompileError(f"the compiled child failed: {tail}")
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
 def child_command(code: str, *arguments: str) -> list[str]:
     """The command that runs `code` in a child Python on the build (with `child_environment`).
     ``python -c`` puts the working directory first on the path, ahead of the build: in a
@@ -164,25 +190,12 @@ def canary(tree: Path, generators: Sequence[str], real_timers: bool = False) -> 
     the differences found, one line each (none: the build computes what the source does)."""
     from nerts_lan.lab.faults.sweep import run_record
 
-    code = (
-        "import json, sys\n"
-        "from nerts_lan.lab.faults.compiled import is_compiled, _canary_records\n"
-        "assert is_compiled(), 'the build did not load'\n"
-        "print(json.dumps(_canary_records(sys.argv[2:], sys.argv[1] == 'real')))\n"
-    )
     timers = "real" if real_timers else "fast"
-    child = subprocess.run(
-        child_command(code, timers, *generators),
-        env=child_environment(tree),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        check=False,
-    )
-    if child.returncode != 0:
-        tail = (child.stderr.strip().splitlines() or ["no output"])[-1]
-        return [f"the compiled child failed: {tail}"]
-    compiled = json.loads(child.stdout)
+    code = "result = _canary_records(sys.argv[2:], sys.argv[1] == 'real')"
+    try:
+        compiled = run_on_build(tree, code, timers, *generators)
+    except CompileError as error:
+        return [str(error)]
     differences = []
     for name, theirs in zip(generators, compiled):
         ours = _comparable(run_record(name, CANARY_SEED, real_timers))

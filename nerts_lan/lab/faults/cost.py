@@ -11,9 +11,7 @@ compare seed for seed; a process's CPU time, not the wall clock, so other jobs w
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,39 +59,17 @@ def bench_faults_compiled(cache: Path, quick: bool = False) -> dict[str, Any]:
     """`bench_faults` on the mypyc build of this source (``nerts-lan faults --compiled``, what
     the sweep runs), in a child process, after the build's canary; ``{"error": ...}`` when it
     cannot be built here or computes otherwise than the source."""
-    from nerts_lan.lab.faults.compiled import (
-        CompileError,
-        build_tree,
-        canary,
-        child_command,
-        child_environment,
-    )
+    from nerts_lan.lab.faults.compiled import CompileError, build_tree, canary, run_on_build
 
     try:
         tree = build_tree(cache)
+        differences = canary(tree, list(GENERATORS))
+        if differences:
+            return {"error": "the build disagrees with the source: " + differences[0]}
+        code = f"from nerts_lan.lab.faults.cost import bench_faults\nresult = bench_faults({quick})"
+        figures: dict[str, Any] = run_on_build(tree, code)
     except CompileError as error:
         return {"error": str(error)}
-    differences = canary(tree, list(GENERATORS))
-    if differences:
-        return {"error": "the build disagrees with the source: " + differences[0]}
-    code = (
-        "import json\n"
-        "from nerts_lan.lab.faults.compiled import is_compiled\n"
-        "from nerts_lan.lab.faults.cost import bench_faults\n"
-        "assert is_compiled()\n"
-        f"print(json.dumps(bench_faults({quick})))\n"
-    )
-    child = subprocess.run(
-        child_command(code),
-        env=child_environment(tree),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        check=False,
-    )
-    if child.returncode != 0:
-        return {"error": (child.stderr.strip().splitlines() or ["failed"])[-1]}
-    figures: dict[str, Any] = json.loads(child.stdout.strip().splitlines()[-1])
     return {"canary": "one seed of each generator: the same result as the source", **figures}
 
 

@@ -44,6 +44,11 @@ MAX_PROPERTY_LENGTH = 200
 
 _RESOLVE_TIMEOUT_MS = 3000
 
+_RESOLVE_AGAIN_AFTER = (1.0, 2.0, 4.0, 8.0, 15.0)
+"""Seconds before each new look-up of an instance whose last one got no answer (then every 15 s
+while it stays listed): the browser reports an instance once, so a look-up lost to a dropped
+packet or a host too busy to answer in time would otherwise hide it until its advert changes."""
+
 
 def show_send_errors(shown: bool) -> None:
     """Show zeroconf's failed sends (one line each, as warnings) or keep them at debug level
@@ -85,6 +90,8 @@ class Discovery:
         self._browsers: list[AsyncServiceBrowser] = []
         self._seen: dict[str, Advert] = {}
         self._pending: set[asyncio.Task[None]] = set()
+        self._looking_up: dict[str, asyncio.Task[None]] = {}
+        """The look-up under way of each instance the browsers list, by instance name."""
         self._goodbyes: set[asyncio.Future[object]] = set()
         self._lock = asyncio.Lock()
         self._wanted: dict[str, tuple[Advert, bool]] = {}
@@ -138,13 +145,18 @@ class Discovery:
         def handler(
             zeroconf: Zeroconf, service_type: str, name: str, state_change: ServiceStateChange
         ) -> None:
+            earlier = self._looking_up.pop(name, None)
+            if earlier is not None:
+                earlier.cancel()  # the newer records are looked up instead
             if state_change is ServiceStateChange.Removed:
                 if self._seen.pop(name, None) is not None:
                     on_change(name, None)
                 return
             task = asyncio.ensure_future(self._resolve(service_type, name, on_change))
+            self._looking_up[name] = task
             self._pending.add(task)
             task.add_done_callback(self._pending.discard)
+            task.add_done_callback(lambda done: self._forget_look_up(name, done))
 
         self._browsers.append(
             AsyncServiceBrowser(self._zeroconf.zeroconf, service_type, handlers=[handler])
@@ -181,12 +193,22 @@ class Discovery:
             server=host,
         )
 
+    def _forget_look_up(self, name: str, task: asyncio.Task[None]) -> None:
+        if self._looking_up.get(name) is task:
+            del self._looking_up[name]
+
     async def _resolve(
         self, service_type: str, name: str, on_change: Callable[[str, Advert | None], None]
     ) -> None:
-        info = AsyncServiceInfo(service_type, name)
-        if not await info.async_request(self._zeroconf.zeroconf, _RESOLVE_TIMEOUT_MS):
-            return
+        """Look ``name`` up until it answers (see ``_RESOLVE_AGAIN_AFTER``; the browser cancels
+        this when the instance goes or changes), then report it."""
+        attempt = 0
+        while True:
+            info = AsyncServiceInfo(service_type, name)
+            if await info.async_request(self._zeroconf.zeroconf, _RESOLVE_TIMEOUT_MS):
+                break
+            await asyncio.sleep(_RESOLVE_AGAIN_AFTER[min(attempt, len(_RESOLVE_AGAIN_AFTER) - 1)])
+            attempt += 1
         advert = _advert_from_info(service_type, name, info)
         if advert is None:
             return  # hostile or foreign: ignore it rather than show garbage

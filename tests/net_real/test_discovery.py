@@ -6,7 +6,9 @@ import asyncio
 import time
 
 import pytest
+from zeroconf.asyncio import AsyncServiceInfo
 
+import net.discovery
 from net.discovery import Advert, Discovery, DiscoveryError
 from tests.waiting import async_until
 
@@ -40,6 +42,38 @@ def test_a_published_table_is_seen_updated_and_withdrawn() -> None:
             await host.async_withdraw(updated)
             await async_until(lambda: len(guest.seen) == 1)
             assert changes[-1] == (updated.instance_name, None)
+        finally:
+            await host.async_close()
+            await guest.async_close()
+
+    asyncio.run(scenario())
+
+
+def test_a_table_whose_first_look_up_goes_unanswered_is_listed_all_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The browser reports an instance once; a look-up lost then (a dropped packet on Wi-Fi, a
+    host too busy to answer in time) must not hide the table until its advert changes."""
+    unanswered: list[str] = []
+
+    class FirstLookUpLost(AsyncServiceInfo):
+        async def async_request(self, *args: object, **kwargs: object) -> bool:
+            if self.name not in unanswered:
+                unanswered.append(self.name)
+                return False  # as if the answer never came
+            return await super().async_request(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(net.discovery, "AsyncServiceInfo", FirstLookUpLost)
+
+    async def scenario() -> None:
+        host = Discovery("127.0.0.1")
+        guest = Discovery("127.0.0.1")
+        guest.browse(SERVICE, lambda name, advert: None)
+        try:
+            await host.async_publish(Advert(SERVICE, "d4", "Attic", 4003))
+            await async_until(lambda: len(guest.seen) == 1, timeout=20, what="the table listed")
+            assert [a.display_name for a in guest.seen.values()] == ["Attic"]
+            assert unanswered == ["Attic [d4]." + SERVICE]
         finally:
             await host.async_close()
             await guest.async_close()

@@ -451,8 +451,8 @@ class ViewAgreement:
 
     def _observed(self) -> dict[str, int]:
         view, me = self._members.view, self._out.peer_id
-        silence = self._liveness.silences(self._out.now)
-        return observe(view, me, silence, self._timeouts.exclude, self._violators)
+        last_heard, now = self._liveness.last_heard, self._out.now
+        return observe(view, me, last_heard, now, self._timeouts.exclude, self._violators)
 
     # --- the decision ---------------------------------------------------------------------------
 

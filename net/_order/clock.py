@@ -191,6 +191,8 @@ class TableClock:
         self._members = members
         self._span = span
         self._peers: dict[str, _Peer] = {}
+        self._longest: float | None = None
+        """The longest of the peers' best round trips (None: to be found again)."""
         self._sent: dict[int, float] = {}
         self._sent_order: deque[tuple[int, float]] = deque()
         self._suspects: set[str] = set()
@@ -302,6 +304,7 @@ class TableClock:
     def forget(self, peer: str) -> None:
         """`peer` is no longer a member."""
         self._peers.pop(peer, None)
+        self._longest = None
         self._suspects.discard(peer)
 
     def acked_at(self, peer: str) -> float | None:
@@ -344,7 +347,10 @@ class TableClock:
         each clock errs by at most half the asymmetry of its round trip to the reference: the
         longest round trip we measured covers both (ours and the soonest member's); plus
         `LATE_MARGIN`."""
-        longest = max((i.best.round_trip for i in self._peers.values() if i.best), default=0.0)
+        longest = self._longest
+        if longest is None:  # judged for every frame, changed only by a new best
+            bests = (i.best.round_trip for i in self._peers.values() if i.best is not None)
+            longest = self._longest = max(bests, default=0.0)
         return round_trip + longest + self.bound + LATE_MARGIN
 
     def clock_suspects(self) -> set[str]:
@@ -375,6 +381,7 @@ class TableClock:
         sample = _Sample(now, rtt, msg.table_time / US + rtt / 2 - now)
         if info.best is None or sample.cost(now) <= info.best.cost(now):
             info.best = sample
+            self._longest = None
             return rtt, True
         return rtt, False
 

@@ -6,7 +6,7 @@ Private to `net._order.core`. See "Liveness" in docs/protocol.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Container, Iterable, Mapping
 
 from net._order.clock import RECENT_FRAMES
 from net._order.messages import Heartbeat
@@ -57,15 +57,10 @@ class Liveness:
         """How long member `peer` has been silent."""
         return now - self._last_heard[peer]
 
-    def silences(self, now: float) -> Callable[[str], float]:
-        """`silence` at local time `now`, as a function of the member."""
-        last_heard = self._last_heard
-        return lambda peer: now - last_heard[peer]
-
-    def silent_less(self, peers: Iterable[str], now: float, than: float) -> list[str]:
-        """Those of `peers` (members) silent for less than `than`, in order."""
-        last_heard = self._last_heard
-        return [peer for peer in peers if now - last_heard[peer] < than]
+    @property
+    def last_heard(self) -> Mapping[str, float]:
+        """When we last heard each member (local time)."""
+        return self._last_heard
 
     def check_silence(self, now: float, watched: Iterable[str], suspect_timeout: float) -> None:
         """Report the watched members silent for `suspect_timeout` as suspected."""
@@ -137,20 +132,37 @@ class Liveness:
             out = self._out
             out.broadcast(Heartbeat(out.tick_clock(), out.incarnation, out.seen()), due)
 
-    def timers(
-        self, dests: list[str], watched: Iterable[str], suspect_after: float, exclude_after: float
-    ) -> list[float]:
-        """When acks, heartbeats, and the suspicion and exclusion of watched members next need
-        a tick."""
-        times: list[float] = []
-        if self._ack_due is not None and dests:
-            times.append(self._ack_due)
+    def next_due(
+        self,
+        view: Mapping[str, int],
+        welcomed: Container[str] | None,
+        now: float,
+        suspect_after: float,
+        exclude_after: float,
+    ) -> float | None:
+        """When the next ack or heartbeat is due to the members we send to (those of `view` that
+        `welcomed` us, when it is not None), or the next suspicion or exclusion of a member silent
+        for less than `exclude_after` (one silent that long is grounds already); None: none.
+        One pass, no list: this runs after every input."""
+        me = self._out.peer_id
         last_sent_to, interval = self._out.last_sent_to, self._heartbeat_interval
-        times += [last_sent_to(peer) + interval for peer in dests]
         last_heard, suspected = self._last_heard, self._suspected
-        for peer in watched:
+        due: float | None = None
+        sends = False
+        for peer in view:
+            if peer == me:
+                continue
+            if welcomed is None or peer in welcomed:
+                sends = True
+                beat = last_sent_to(peer) + interval
+                if due is None or beat < due:
+                    due = beat
             heard = last_heard[peer]
-            if peer not in suspected:
-                times.append(heard + suspect_after)
-            times.append(heard + exclude_after)
-        return times
+            if now - heard < exclude_after:
+                if peer not in suspected and (due is None or heard + suspect_after < due):
+                    due = heard + suspect_after
+                if due is None or heard + exclude_after < due:
+                    due = heard + exclude_after
+        if sends and self._ack_due is not None and (due is None or self._ack_due < due):
+            due = self._ack_due
+        return due

@@ -57,6 +57,12 @@ class Membership:
         me, welcomed = self._out.peer_id, self._welcomed
         return [p for p in sorted(self.view) if p != me and (welcomed is None or p in welcomed)]
 
+    @property
+    def welcomed(self) -> set[str] | None:
+        """A joiner's members whose decision welcomed it, the only ones it sends to (None: it
+        sends to every member)."""
+        return self._welcomed
+
     def awaits_welcome(self, peer: str, inc: int) -> bool:
         """Whether incarnation `inc` of `peer` is a member whose decision has not welcomed us
         (a joiner) yet. (A newer incarnation's frames come on a link of their own: the member

@@ -50,20 +50,21 @@ class MemberTimers:
     def next_due(self) -> float | None:
         """The earliest time at which `run` has work to do, or None."""
         parts = self._parts
-        agreement, liveness, view = parts.agreement, parts.liveness, parts.members.view
-        # A member already silent for the exclusion timeout is grounds already: no timer.
+        agreement, members = parts.agreement, parts.members
         now = parts.outbox.now
-        watched = liveness.silent_less(agreement.survivors(), now, self._exclude_timeout)
-        times = liveness.timers(
-            parts.members.dests(), watched, self._suspect_timeout, self._exclude_timeout
+        times = agreement.timers()
+        # A member already silent for the exclusion timeout is grounds already: no timer.
+        due = parts.liveness.next_due(
+            members.view, members.welcomed, now, self._suspect_timeout, self._exclude_timeout
         )
-        violators = parts.guard.poisoned_in(view)
+        if due is not None:
+            times.append(due)
+        violators = parts.guard.poisoned_in(members.view)
         if violators and not violators <= agreement.violators_noted():
             times.append(now)
-        for due in (parts.transfer.timer(), parts.recovery.timer()):
-            if due is not None:
-                times.append(due)
-        times += agreement.timers()
+        for retry in (parts.transfer.timer(), parts.recovery.timer()):
+            if retry is not None:
+                times.append(retry)
         return min(times) if times else None
 
     def _check_silence(self, now: float) -> None:

@@ -102,6 +102,13 @@ def check_seen(value: object, limits: Limits, field: str = "seen") -> dict[str, 
     result: dict[str, tuple[int, int]] = {}
     for key, pair in check_map(value, field).items():
         peer = check_peer(key, field, limits)
+        if isinstance(pair, list) and len(pair) == 2:
+            inc, ts = pair
+            # Every frame carries one of these per member: the names of the fields are made
+            # only for an error.
+            if type(inc) is int and type(ts) is int and 0 <= inc <= MAX_INT and 0 <= ts <= MAX_INT:
+                result[peer] = (inc, ts)
+                continue
         where = f"{field}[{peer}]"
         if not isinstance(pair, list) or len(pair) != 2:
             raise RemoteProtocolError(where, "expected [incarnation, timestamp]")
@@ -110,10 +117,14 @@ def check_seen(value: object, limits: Limits, field: str = "seen") -> dict[str, 
 
 
 def check_peer_ints(value: object, field: str, limits: Limits) -> dict[str, int]:
-    return {
-        check_peer(k, field, limits): check_int(v, f"{field}[{k}]", 0)
-        for k, v in check_map(value, field).items()
-    }
+    result: dict[str, int] = {}
+    for key, item in check_map(value, field).items():
+        peer = check_peer(key, field, limits)
+        if type(item) is int and 0 <= item <= MAX_INT:
+            result[peer] = item
+        else:
+            result[peer] = check_int(item, f"{field}[{peer}]", 0)
+    return result
 
 
 def encode_extras(
@@ -153,6 +164,16 @@ def check_echoes(value: object, field: str, limits: Limits) -> dict[str, tuple[i
     result = {}
     for key, item in check_map(value, field).items():
         peer = check_peer(key, field, limits)
+        if isinstance(item, list) and len(item) == 2:
+            stamp, age = item
+            if (
+                type(stamp) is int
+                and type(age) is int
+                and 1 <= stamp <= MAX_INT
+                and 0 <= age <= MAX_INT
+            ):
+                result[peer] = (stamp, age)
+                continue
         where = f"{field}[{peer}]"
         if not isinstance(item, list) or len(item) != 2:
             raise RemoteProtocolError(where, "expected [stamp, age]")

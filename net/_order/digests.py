@@ -17,8 +17,7 @@ import bisect
 import hashlib
 from collections.abc import Callable
 
-import msgpack
-
+from net._codec import pack
 from net._order.wirefields import DIGEST_SIZE, Seen
 from net.events import LogEntry
 
@@ -32,7 +31,7 @@ _PRUNE_AT = 256
 
 def entry_hash(entry: LogEntry) -> int:
     """An entry's share of a digest: a hash of its timestamp and payload."""
-    data = msgpack.packb([entry.ts, entry.payload], use_bin_type=True)
+    data = pack([entry.ts, entry.payload])
     return int.from_bytes(hashlib.blake2b(data, digest_size=DIGEST_SIZE).digest(), "big")
 
 

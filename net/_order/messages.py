@@ -19,9 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, NamedTuple, TypeAlias
 
-import msgpack
-
-from net._codec import UndecodableError, UnpackLimits, undecodable_reason, unpack_untrusted
+from net._codec import UndecodableError, UnpackLimits, pack, undecodable_reason, unpack_untrusted
 from net._order.payloads import check_payload, normalize_payload
 from net._order.wirefields import (
     DEFAULT_LIMITS,
@@ -294,7 +292,7 @@ def encode_message(
             continue
         encode = FIELD_ENCODERS.get(name)
         obj[name] = value if encode is None else encode(value)
-    data: bytes = msgpack.packb(obj, use_bin_type=True)
+    data: bytes = pack(obj)
     return data
 
 

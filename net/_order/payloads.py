@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgpack
 
+from net._codec import pack
 from net._order.wirefields import DEFAULT_LIMITS, Limits, check_value
 from net.errors import LocalProtocolError, RemoteProtocolError
 from net.events import Payload
@@ -21,7 +22,7 @@ def normalize_payload(value: Payload, limits: Limits = DEFAULT_LIMITS) -> Payloa
     """Return `value` as every peer will decode it (tuples become lists) or raise
     `LocalProtocolError` if it is not a plain msgpack-ready value within the limits."""
     try:
-        packed = msgpack.packb(value, use_bin_type=True)
+        packed = pack(value)
     except (TypeError, ValueError, OverflowError) as exc:
         raise LocalProtocolError(f"payload is not msgpack-ready: {exc}") from None
     if len(packed) > limits.max_frame_bytes // 2:

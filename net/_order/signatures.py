@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-import msgpack
-
+from net._codec import pack
 from net._identity import PeerKey, signed_message, verify_proof
 from net._order.messages import (
     Accept,
@@ -93,7 +92,7 @@ def change_digest(
         [[p, r.incarnation, r.ts, r.reason] for p, r in sorted(removals.items())],
         sorted([p, inc] for p, inc in additions.items()),
     ]
-    return hashlib.sha256(msgpack.packb(body, use_bin_type=True)).digest()
+    return hashlib.sha256(pack(body)).digest()
 
 
 def vote_message(table: str, epoch: int, ballot: tuple[int, str], digest: bytes) -> bytes:
@@ -145,7 +144,7 @@ def prior_view(
 
 def entry_message(table: str, incarnation: int, entry: LogEntry) -> bytes:
     """The bytes an entry's proof signs."""
-    payload: bytes = msgpack.packb(entry.payload, use_bin_type=True)
+    payload: bytes = pack(entry.payload)
     numbers = _NUMBERS.pack(incarnation, entry.ts)
     return signed_message(ENTRY_DOMAIN, table.encode(), entry.peer.encode(), numbers, payload)
 

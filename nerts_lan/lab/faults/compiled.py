@@ -44,6 +44,7 @@ __all__ = [
 COMPILED: Final = (
     "net/_order/",
     "net/_codec.py",
+    "net/_identity.py",
     "net/events.py",
     "net/errors.py",
     "net/testing/models.py",
@@ -66,6 +67,7 @@ COMPILED: Final = (
     "nerts_lan/bots/lookahead.py",
     "nerts_lan/bots/values.py",
     "nerts_lan/lab/simgame.py",
+    "nerts_lan/lab/faults/malicious.py",
     "nerts_lan/lab/faults/oracle.py",
     "nerts_lan/lab/faults/run.py",
 )

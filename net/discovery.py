@@ -49,6 +49,10 @@ _RESOLVE_AGAIN_AFTER = (1.0, 2.0, 4.0, 8.0, 15.0)
 while it stays listed): the browser reports an instance once, so a look-up lost to a dropped
 packet or a host too busy to answer in time would otherwise hide it until its advert changes."""
 
+_MAX_UNANSWERED = 32
+"""Instances looked up again at once, at most: a stranger's flood of names that never answer
+costs a few queries, not a storm (the rest wait for their advert to change)."""
+
 
 def show_send_errors(shown: bool) -> None:
     """Show zeroconf's failed sends (one line each, as warnings) or keep them at debug level
@@ -92,6 +96,8 @@ class Discovery:
         self._pending: set[asyncio.Task[None]] = set()
         self._looking_up: dict[str, asyncio.Task[None]] = {}
         """The look-up under way of each instance the browsers list, by instance name."""
+        self._unanswered: set[str] = set()
+        """The instances waiting to be looked up again (their last look-up got no answer)."""
         self._goodbyes: set[asyncio.Future[object]] = set()
         self._lock = asyncio.Lock()
         self._wanted: dict[str, tuple[Advert, bool]] = {}
@@ -203,12 +209,19 @@ class Discovery:
         """Look ``name`` up until it answers (see ``_RESOLVE_AGAIN_AFTER``; the browser cancels
         this when the instance goes or changes), then report it."""
         attempt = 0
-        while True:
-            info = AsyncServiceInfo(service_type, name)
-            if await info.async_request(self._zeroconf.zeroconf, _RESOLVE_TIMEOUT_MS):
-                break
-            await asyncio.sleep(_RESOLVE_AGAIN_AFTER[min(attempt, len(_RESOLVE_AGAIN_AFTER) - 1)])
-            attempt += 1
+        try:
+            while True:
+                info = AsyncServiceInfo(service_type, name)
+                if await info.async_request(self._zeroconf.zeroconf, _RESOLVE_TIMEOUT_MS):
+                    break
+                if name not in self._unanswered:
+                    if len(self._unanswered) >= _MAX_UNANSWERED:
+                        return
+                    self._unanswered.add(name)
+                await asyncio.sleep(_RESOLVE_AGAIN_AFTER[attempt])
+                attempt = min(attempt + 1, len(_RESOLVE_AGAIN_AFTER) - 1)
+        finally:
+            self._unanswered.discard(name)
         advert = _advert_from_info(service_type, name, info)
         if advert is None:
             return  # hostile or foreign: ignore it rather than show garbage

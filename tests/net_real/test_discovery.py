@@ -81,6 +81,39 @@ def test_a_table_whose_first_look_up_goes_unanswered_is_listed_all_the_same(
     asyncio.run(scenario())
 
 
+def test_instances_that_never_answer_are_looked_up_again_only_so_many_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stranger's flood of names that never answer must not turn into a storm of queries:
+    past the cap, an unanswered instance waits for its advert to change."""
+    attempts: dict[str, int] = {}
+
+    class NeverAnswered(AsyncServiceInfo):
+        async def async_request(self, *args: object, **kwargs: object) -> bool:
+            attempts[self.name] = attempts.get(self.name, 0) + 1
+            return False
+
+    monkeypatch.setattr(net.discovery, "AsyncServiceInfo", NeverAnswered)
+    monkeypatch.setattr(net.discovery, "_MAX_UNANSWERED", 1)
+
+    async def scenario() -> None:
+        host = Discovery("127.0.0.1")
+        guest = Discovery("127.0.0.1")
+        guest.browse(SERVICE, lambda name, advert: None)
+        try:
+            await host.async_publish(Advert(SERVICE, "e5", "Cellar", 4004))
+            await host.async_publish(Advert(SERVICE, "f6", "Garage", 4005))
+            await async_until(lambda: len(attempts) == 2, timeout=20, what="both looked up")
+            await async_until(lambda: max(attempts.values()) >= 3, timeout=20, what="retries")
+            assert sorted(attempts.values())[0] == 1, attempts  # the other one waits
+            assert guest.seen == {}
+        finally:
+            await host.async_close()
+            await guest.async_close()
+
+    asyncio.run(scenario())
+
+
 def test_discovery_with_the_default_probing_step() -> None:
     async def scenario() -> float:
         host = Discovery("127.0.0.1")

@@ -96,7 +96,7 @@ class MemberFrames:
         self._parts.agreement.on_decision(peer, msg)
 
     def _snapshot_request(self, peer: str, msg: SnapshotRequest) -> None:
-        self._parts.transfer.on_request(peer, msg.min_index, msg.anchor_epoch)
+        self._parts.transfer.on_request(peer, msg.incarnation, msg.min_index, msg.anchor_epoch)
 
     def _snapshot(self, peer: str, msg: Snapshot) -> None:
         parts = self._parts

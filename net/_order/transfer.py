@@ -74,16 +74,20 @@ class SnapshotTransfer:
             return None
         return JoinWait(self._join_epoch, list(self._candidates), self._log.join_removals())
 
-    def on_request(self, peer: str, min_index: int, anchor_epoch: int | None) -> None:
-        self._waiting[peer] = _WaitingRequest(min_index, anchor_epoch)
+    def on_request(
+        self, peer: str, incarnation: int, min_index: int, anchor_epoch: int | None
+    ) -> None:
+        self._waiting[peer] = _WaitingRequest(incarnation, min_index, anchor_epoch)
 
     def on_snapshot(self, msg: Snapshot) -> None:
         log = self._log
         if not log.holding or self._incoming is not None:
             return
         if log.stable_count is None:
-            if msg.anchor is None or msg.epoch < (self._join_epoch or 0):
+            if msg.anchor is None:
                 raise RemoteProtocolError("snapshot.anchor", "a joiner needs the anchor index")
+            if msg.epoch < (self._join_epoch or 0):
+                return  # owed to an earlier incarnation of ours (sent before its provider knew)
             log.anchor_at(msg.anchor)
         elif msg.index < self._min_index:
             raise RemoteProtocolError("snapshot.index", "older than requested")
@@ -136,8 +140,11 @@ class SnapshotTransfer:
         if log.holding or log.stable_count is None:
             return
         for peer in sorted(self._waiting):
-            min_index, anchor_epoch = self._waiting[peer]
-            if peer not in view:
+            incarnation, min_index, anchor_epoch = self._waiting[peer]
+            if view.get(peer) != incarnation:
+                # Gone, or a newer incarnation took its place: the request and its anchor were
+                # its predecessor's (served to the newcomer, an older epoch's anchor misplaced
+                # its stream: partners12 100048, real timers).
                 del self._waiting[peer]
                 continue
             if log.stable_count < min_index:
@@ -257,7 +264,9 @@ class StateHashes:
 
 
 class _WaitingRequest(NamedTuple):
-    """A snapshot request waiting for our stable index to reach `min_index`."""
+    """A snapshot request of incarnation `incarnation` waiting for our stable index to reach
+    `min_index`."""
 
+    incarnation: int
     min_index: int
     anchor_epoch: int | None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 from zeroconf.asyncio import AsyncServiceInfo
@@ -65,20 +66,13 @@ def test_a_table_whose_first_look_up_goes_unanswered_is_listed_all_the_same(
 
     monkeypatch.setattr(net.discovery, "AsyncServiceInfo", FirstLookUpLost)
 
-    async def scenario() -> None:
-        host = Discovery("127.0.0.1")
-        guest = Discovery("127.0.0.1")
-        guest.browse(SERVICE, lambda name, advert: None)
-        try:
-            await host.async_publish(Advert(SERVICE, "d4", "Attic", 4003))
-            await async_until(lambda: len(guest.seen) == 1, timeout=20, what="the table listed")
-            assert [a.display_name for a in guest.seen.values()] == ["Attic"]
-            assert unanswered == ["Attic [d4]." + SERVICE]
-        finally:
-            await host.async_close()
-            await guest.async_close()
+    async def scenario(host: Discovery, guest: Discovery) -> None:
+        await host.async_publish(Advert(SERVICE, "d4", "Attic", 4003))
+        await async_until(lambda: len(guest.seen) == 1, timeout=20, what="the table listed")
+        assert [a.display_name for a in guest.seen.values()] == ["Attic"]
+        assert unanswered == ["Attic [d4]." + SERVICE]
 
-    asyncio.run(scenario())
+    asyncio.run(_host_and_browsing_guest(scenario))
 
 
 def test_instances_that_never_answer_are_looked_up_again_only_so_many_at_once(
@@ -96,22 +90,15 @@ def test_instances_that_never_answer_are_looked_up_again_only_so_many_at_once(
     monkeypatch.setattr(net.discovery, "AsyncServiceInfo", NeverAnswered)
     monkeypatch.setattr(net.discovery, "_MAX_UNANSWERED", 1)
 
-    async def scenario() -> None:
-        host = Discovery("127.0.0.1")
-        guest = Discovery("127.0.0.1")
-        guest.browse(SERVICE, lambda name, advert: None)
-        try:
-            await host.async_publish(Advert(SERVICE, "e5", "Cellar", 4004))
-            await host.async_publish(Advert(SERVICE, "f6", "Garage", 4005))
-            await async_until(lambda: len(attempts) == 2, timeout=20, what="both looked up")
-            await async_until(lambda: max(attempts.values()) >= 3, timeout=20, what="retries")
-            assert sorted(attempts.values())[0] == 1, attempts  # the other one waits
-            assert guest.seen == {}
-        finally:
-            await host.async_close()
-            await guest.async_close()
+    async def scenario(host: Discovery, guest: Discovery) -> None:
+        await host.async_publish(Advert(SERVICE, "e5", "Cellar", 4004))
+        await host.async_publish(Advert(SERVICE, "f6", "Garage", 4005))
+        await async_until(lambda: len(attempts) == 2, timeout=20, what="both looked up")
+        await async_until(lambda: max(attempts.values()) >= 3, timeout=20, what="retries")
+        assert sorted(attempts.values())[0] == 1, attempts  # the other one waits
+        assert guest.seen == {}
 
-    asyncio.run(scenario())
+    asyncio.run(_host_and_browsing_guest(scenario))
 
 
 def test_discovery_with_the_default_probing_step() -> None:
@@ -152,3 +139,17 @@ def test_bad_adverts_are_refused_with_a_reason(advert: Advert, message: str) -> 
             await discovery.async_close()
 
     asyncio.run(scenario())
+
+
+async def _host_and_browsing_guest(
+    scenario: Callable[[Discovery, Discovery], Awaitable[None]],
+) -> None:
+    """Run ``scenario(host, guest)`` with a guest browsing ``SERVICE``; close both after."""
+    host = Discovery("127.0.0.1")
+    guest = Discovery("127.0.0.1")
+    guest.browse(SERVICE, lambda name, advert: None)
+    try:
+        await scenario(host, guest)
+    finally:
+        await host.async_close()
+        await guest.async_close()

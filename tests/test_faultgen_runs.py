@@ -85,7 +85,11 @@ FAILED_BEFORE: dict[str, list[int]] = {
 # vote and its stable prefix on disk, a quorum of the view's places, and none of them may
 # propose (a joiner without a snapshot may not), so none is ever admitted. "Recovery from
 # durable prefixes" needs one member left to recover; here there is none.
-FAILING_TODAY: dict[str, list[int]] = {"rolling": [80196]}
+# stalls 110903 (issue 24's twelfth stop, the hour's sweep; it fails on the tree before that
+# stop too): no fork and no divergence, but the table does not end as one: after 10 stable
+# entries, three of the four laptops (p01, p02, p03) are not members at the end. Not diagnosed
+# yet.
+FAILING_TODAY: dict[str, list[int]] = {"rolling": [80196], "stalls": [110903]}
 
 # Seeds that failed with the real timers, kept as ordinary seeds.
 # equivocate 30037 (issue 24's 50-minute sweep): the equivocator was removed with a cut above its

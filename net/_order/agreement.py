@@ -47,6 +47,7 @@ from net._order.viewchange import (
     hands_on,
     highest_accepted,
     is_quorum,
+    kept_can_redecide,
     leavers_in,
     misses_relayed_entries,
     promise_relay,
@@ -394,6 +395,11 @@ class ViewAgreement:
         certified = certify(self._out, proposal, self._members.epoch, self._members.view)
         if certified is None:
             return  # no quorum yet (at a signed table: of signed votes for exactly this)
+        known = {**self._frozen_peers, **proposal.promises}
+        joined = self._log.join_markers(known)
+        view, value = self._members.view, proposal.value
+        if not kept_can_redecide(value, view, known, proposal.accepted_by, joined):
+            return  # were our decision lost, the members kept could not redo it: wait
         mine = proposal.promises[self._out.peer_id].observed
         self._decide_change(proposal.value, proposal.promises, mine, certified)
 

@@ -37,6 +37,7 @@ __all__ = [
     "hands_on",
     "highest_accepted",
     "is_quorum",
+    "kept_can_redecide",
     "misses_relayed_entries",
     "promise_relay",
 ]
@@ -292,6 +293,32 @@ def hands_on(change: Change, promises: Mapping[str, Promise], joined: Mapping[st
         return True
     return all(
         _cut(target, removal.incarnation, promises, joined) >= removal.ts
+        for target, removal in change.removals.items()
+    )
+
+
+def kept_can_redecide(
+    change: Change,
+    view: Mapping[str, int],
+    promises: Mapping[str, Promise],
+    accepted_by: Iterable[str],
+    joined: Mapping[str, int],
+) -> bool:
+    """Whether the members `change` keeps could decide it again if every decider's word of it
+    were lost, so that a proposer may decide it: one of them accepted it (it holds the change
+    and the entries it keeps), or the promises we hold from them (`promises`: any ballot of
+    this epoch; a voter freezes once an epoch) cover every removed member's entries up to its
+    cut, so that they re-decide it from the removed members' successors' votes (`hands_on`). A
+    change whose acceptors all leave with it is otherwise known only to laptops that rejoin as
+    new incarnations, which know nothing of it: the members kept wait in the old view for good
+    and admit nobody (stalls 110903: one ballot removed three of four members, exactly its
+    three acceptors, while the fourth lacked their last entries)."""
+    kept = [p for p in view if p not in change.removals]
+    if not kept or any(p in kept for p in accepted_by):
+        return True
+    theirs = {p: promises[p] for p in kept if p in promises}
+    return bool(theirs) and all(
+        _cut(target, removal.incarnation, theirs, joined) >= removal.ts
         for target, removal in change.removals.items()
     )
 

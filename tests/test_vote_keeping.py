@@ -25,7 +25,23 @@ _RECORDS = [
         Ballot(4, "cy-9c"),
         Change(812, {"bo-1f": Removal(1700000000123, 799, "excluded")}, {"dee-77": 4}),
     ),
+    # With the view of its epoch: what lets the restarted laptops of a view whose processes
+    # all died decide its change among themselves (issue 24, rolling 80196)
+    VoteRecord(
+        7,
+        Ballot(5, "ann-0a"),
+        Ballot(4, "cy-9c"),
+        Change(812, {"bo-1f": Removal(2, 799, "excluded")}, {"bo-1f": 3}),
+        {"ann-0a": 0, "bo-1f": 2, "cy-9c": 1},
+    ),
 ]
+
+
+def test_a_vote_kept_by_an_older_build_reads_back_without_a_view(tmp_path: Path) -> None:
+    data = vote_record_to_data(_RECORDS[3])
+    del data["view"]
+    record = vote_record_from_data(json.loads(json.dumps(data)))
+    assert record.view is None and record[:4] == _RECORDS[3][:4]
 
 
 @pytest.mark.parametrize("record", _RECORDS)
@@ -93,6 +109,11 @@ _DAMAGED: list[bytes] = [
     json.dumps(
         {**_GOOD, "value": {**_GOOD["value"], "additions": {f"p{i}": 1 for i in range(300)}}}
     ).encode(),
+    json.dumps({**_GOOD, "view": {"ann": -1}}).encode(),
+    json.dumps({**_GOOD, "view": {"ann": "0"}}).encode(),
+    json.dumps({**_GOOD, "view": ["ann", 0]}).encode(),
+    json.dumps({**_GOOD, "view": {"": 0}}).encode(),
+    json.dumps({**_GOOD, "view": {f"p{i}": 0 for i in range(300)}}).encode(),
 ]
 
 

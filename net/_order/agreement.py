@@ -143,7 +143,7 @@ class ViewAgreement:
         """Our vote in this epoch's change, for a successor incarnation to continue."""
         if self._removed_record is not None:
             return self._removed_record
-        return _record(self._members.epoch, self._voter)
+        return _record(self._members.epoch, self._voter, self._members.view)
 
     def timers(self) -> list[float]:
         times = []
@@ -506,13 +506,13 @@ def _take_entries(
             log.on_entry(entry)
 
 
-def _record(epoch: int, voter: Acceptor | None) -> VoteRecord:
+def _record(epoch: int, voter: Acceptor | None, view: Mapping[str, int]) -> VoteRecord:
     """Our vote in `epoch`'s change. A member that decides its own removal keeps its vote of that
     epoch, not the next (it is no voter there): the others may not hear of the decision from
     it, and its successor must vote on in that epoch (stalls seed 30076)."""
     if voter is None:
-        return VoteRecord(epoch, NO_BALLOT, NO_BALLOT, None)
-    return VoteRecord(epoch, voter.promised, voter.accepted, voter.value)
+        return VoteRecord(epoch, NO_BALLOT, NO_BALLOT, None, dict(view))
+    return VoteRecord(epoch, voter.promised, voter.accepted, voter.value, dict(view))
 
 
 def _retry_due(

@@ -294,7 +294,9 @@ class OrderingCore:
         """Run the timers: acks, heartbeats, suspicion, exclusion, retries."""
         self._begin(now)
         if self.phase is Phase.JOINING:
-            self._joining.retry_if_due(now)
+            decision = self._joining.retry_if_due(now)
+            if decision is not None:
+                self._orphan_decided(decision)
         elif self.phase is Phase.MEMBER:
             self._timers.run(now)
         self._after_input()
@@ -400,6 +402,13 @@ class OrderingCore:
         if self.phase is Phase.JOINING and isinstance(msg, Prepare | Accept | SnapshotRequest):
             self._joining.vote(peer, msg)  # a returning incarnation's slot vote, or its prefix
             return
+        if self.phase is Phase.JOINING and isinstance(msg, JoinRequest | Promise | Accepted):
+            # A co-joiner asking too, or a place's vote for our ballot in our predecessor's
+            # place (a view whose processes all died: see `net._order.orphan`).
+            decision = self._joining.orphan_vote(peer, msg, self._out.now)
+            if decision is not None:
+                self._orphan_decided(decision)
+                return
         if self.phase is Phase.JOINING and not isinstance(msg, ViewDecision):
             # A co-joiner may talk to us before our first decision tells us the view.
             self._joining.keep(peer, msg)
@@ -454,14 +463,30 @@ class OrderingCore:
                 # entries after our marker. Adopting this one would skip them.
                 self._joining.keep(peer, msg)
                 return
-            holders = members.adopt_first_decision(msg)
-            self.phase = Phase.MEMBER
-            self._joining.admitted()
-            self._transfer.start_join(msg.epoch, holders, self._out.now)
+            self._adopt_first(msg)
+            if msg.members.get(peer) != msg.incarnation:
+                # Decided by the restarted laptops of a view whose processes all died (its
+                # sender votes in its predecessor's place): no member is left to welcome us.
+                members.talk_to_all()
+                return
         elif msg.epoch != members.join_epoch:
             return
         if members.welcome(peer, msg):
             self._agreement.proposal_unseen(peer)
+
+    def _orphan_decided(self, msg: ViewDecision) -> None:
+        """Our ballot in our predecessor's place decided `msg`; it added us, or we sent it to
+        the laptops it adds."""
+        if msg.additions.get(self.peer_id) != self.incarnation:
+            return
+        self._adopt_first(msg)
+        self._members.talk_to_all()
+
+    def _adopt_first(self, msg: ViewDecision) -> None:
+        holders = self._members.adopt_first_decision(msg)
+        self.phase = Phase.MEMBER
+        self._joining.admitted()
+        self._transfer.start_join(msg.epoch, holders, self._out.now)
 
     def _record_hash(self, peer: str, index: int, digest: bytes) -> None:
         view = self._members.view

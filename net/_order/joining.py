@@ -6,7 +6,15 @@ to `net._order.core`; see "Joiners" in docs/protocol.md.
 from __future__ import annotations
 
 from net._order.agreement import MAX_KEPT_FRAMES
-from net._order.messages import JoinRequest, Message, SnapshotRequest
+from net._order.messages import (
+    Accepted,
+    JoinRequest,
+    Message,
+    Promise,
+    SnapshotRequest,
+    ViewDecision,
+)
+from net._order.orphan import OrphanBallot
 from net._order.outbox import Outbox
 from net._order.recovery import Recovered, RecoveredPrefix
 from net._order.slotvote import SlotVoter
@@ -31,14 +39,22 @@ class JoinAttempt:
         self._contacts = contacts
         self._retry_interval = retry_interval
         self._slot = SlotVoter(outbox, predecessor)
+        # Only a laptop that kept its stable prefix runs its predecessor's ballot: the one the
+        # decision adds recovers from the prefixes, and without one it could not.
+        record = predecessor if recovered is not None else None
+        self._orphan = OrphanBallot(outbox, self._slot, record, retry_interval)
         self._prefix = RecoveredPrefix(outbox, recovered)
         self._early: list[tuple[str, Message]] = []
         self._deadline: float | None = None
 
     @property
     def deadline(self) -> float | None:
-        """When the join requests go out again (None once admitted, or before the first ask)."""
-        return self._deadline
+        """When the join requests go out again, or our ballot in our predecessor's place is
+        due (None once admitted, or before the first ask)."""
+        orphan = self._orphan.timer()
+        if orphan is None or self._deadline is None:
+            return self._deadline
+        return min(self._deadline, orphan)
 
     def ask(self, now: float) -> None:
         """Send a join request to every contact and set the retry deadline."""
@@ -47,13 +63,31 @@ class JoinAttempt:
         out.broadcast(JoinRequest(ts, out.incarnation, {}), self._contacts)
         self._deadline = now + self._retry_interval
 
-    def retry_if_due(self, now: float) -> None:
-        """Ask again once the deadline passed without a decision that admits us."""
+    def retry_if_due(self, now: float) -> ViewDecision | None:
+        """Ask again once the deadline passed without a decision that admits us; propose in
+        our predecessor's place when that is due (see `net._order.orphan`): the decision, if
+        our ballot made one."""
         if self._deadline is not None and now >= self._deadline:
             self.ask(now)
+        if self._deadline is None:
+            return None
+        return self._orphan.check(now)
+
+    def orphan_vote(self, peer: str, msg: Message, now: float) -> ViewDecision | None:
+        """A co-joiner's join request, or a place's vote for our ballot in our predecessor's
+        place: the decision, once that ballot made one."""
+        if self._deadline is None:
+            return None  # admitted already
+        if isinstance(msg, JoinRequest):
+            self._orphan.heard_join(peer, msg.incarnation, now)
+        elif isinstance(msg, Promise):
+            return self._orphan.on_promise(peer, msg)
+        elif isinstance(msg, Accepted):
+            return self._orphan.on_accepted(peer, msg)
+        return None
 
     def admitted(self) -> None:
-        """The first decision admitted us: no more join requests."""
+        """The first decision admitted us: no more join requests, no ballot of ours."""
         self._deadline = None
 
     def vote(self, peer: str, msg: Message) -> None:

@@ -127,6 +127,11 @@ class Membership:
             (p, inc) for p, inc in self.view.items() if p not in msg.additions and p != me
         )
 
+    def talk_to_all(self) -> None:
+        """A joiner added by the restarted laptops of a view whose processes all died: no member
+        is left whose welcome (and catch-up) it must wait for, so it sends to every member."""
+        self._welcomed = None
+
     def welcome(self, peer: str, msg: ViewDecision) -> bool:
         """A joiner takes the decision of member `peer` that added it: its welcome, with its
         entries after the marker. True when it newly welcomed us."""

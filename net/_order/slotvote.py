@@ -34,17 +34,42 @@ class SlotVoter:
     def __init__(self, outbox: Outbox, predecessor: VoteRecord | None) -> None:
         self._out = outbox
         self._first_epoch = predecessor.epoch if predecessor is not None else None
+        self._view = predecessor.view if predecessor is not None else None
         # epoch -> (promised ballot, accepted ballot, accepted change)
         self._state: dict[int, tuple[Ballot, Ballot, Change | None]] = {}
         if predecessor is not None:
-            self._state[predecessor.epoch] = predecessor[1:]
+            self._state[predecessor.epoch] = predecessor[1:4]
 
     def record(self) -> VoteRecord | None:
         """Our vote so far (the latest epoch we were asked about), to hand to our successor."""
         if self._first_epoch is None:
             return None
         epoch = max(self._state)
-        return VoteRecord(epoch, *self._state[epoch])
+        view = self._view if epoch == self._first_epoch else None
+        return VoteRecord(epoch, *self._state[epoch], view)
+
+    def promise_own(self, epoch: int, ballot: Ballot) -> tuple[Ballot, Change | None] | None:
+        """Promise our own `ballot` in `epoch` (we propose in our predecessor's place): the
+        change accepted there and its ballot, or None if we promised a higher ballot."""
+        if self._first_epoch is None or epoch < self._first_epoch:
+            return None
+        promised, accepted, value = self._state.get(epoch, (NO_BALLOT, NO_BALLOT, None))
+        if ballot < promised:
+            return None
+        self._state[epoch] = (ballot, accepted, value)
+        return accepted, value
+
+    def accept_own(self, epoch: int, ballot: Ballot, change: Change) -> bool:
+        """Accept our own ballot's `change` in `epoch`; False if we promised a higher one."""
+        promised, _, _ = self._state.get(epoch, (NO_BALLOT, NO_BALLOT, None))
+        if self._first_epoch is None or epoch < self._first_epoch or ballot < promised:
+            return False
+        self._state[epoch] = (ballot, ballot, change)
+        return True
+
+    def promised(self, epoch: int) -> Ballot:
+        """The highest ballot we promised in `epoch`."""
+        return self._state.get(epoch, (NO_BALLOT, NO_BALLOT, None))[0]
 
     def on_message(self, peer: str, msg: Message) -> None:
         """Answer a member's Prepare or Accept for the view change that adds us."""

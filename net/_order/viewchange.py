@@ -117,12 +117,16 @@ def check_certified(table: str, msg: Message) -> None:
 
 class VoteRecord(NamedTuple):
     """What a voter must not forget across a restart: the epoch of its view, the highest ballot
-    it promised in that epoch's change and the change it accepted (see `net._order.slotvote`)."""
+    it promised in that epoch's change and the change it accepted (see `net._order.slotvote`),
+    and that view (peer -> incarnation; None when unknown, as in a record of an older build):
+    with it, the restarted laptops of a view none of whose processes lives on can still decide
+    its change among themselves (see `net._order.orphan`)."""
 
     epoch: int
     promised: Ballot
     accepted: Ballot
     value: Change | None
+    view: Mapping[str, int] | None = None
 
 
 @dataclass

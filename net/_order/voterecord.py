@@ -24,7 +24,9 @@ _MAX_PEERS = 256
 def vote_record_to_data(record: VoteRecord) -> dict[str, Any]:
     """`record` as a dict of ints, strings, lists and dicts (``json.dumps`` takes it)."""
     value = record.value
+    view = {} if record.view is None else {"view": dict(sorted(record.view.items()))}
     return {
+        **view,
         "epoch": record.epoch,
         "promised": list(record.promised),
         "accepted": list(record.accepted),
@@ -45,13 +47,23 @@ def vote_record_to_data(record: VoteRecord) -> dict[str, Any]:
 
 def vote_record_from_data(data: object) -> VoteRecord:
     """The record `vote_record_to_data` made; `ValueError` for anything else."""
-    fields = _mapping(data, "record", {"epoch", "promised", "accepted", "value"})
+    keys = {"epoch", "promised", "accepted", "value"}
+    if isinstance(data, dict) and "view" in data:  # (a record of an older build has none)
+        keys.add("view")
+    fields = _mapping(data, "record", keys)
     value = fields["value"]
+    view = None
+    if "view" in fields:
+        view = {
+            peer: _count(incarnation, "view")
+            for peer, incarnation in _peers(fields["view"], "view").items()
+        }
     return VoteRecord(
         _count(fields["epoch"], "epoch"),
         _ballot(fields["promised"], "promised"),
         _ballot(fields["accepted"], "accepted"),
         None if value is None else _change(value),
+        view,
     )
 
 

@@ -25,7 +25,7 @@ from net._order.certify import (
     send_vote,
     take_vote,
 )
-from net._order.grounds import observe
+from net._order.grounds import note_grounds, observe
 from net._order.liveness import Liveness
 from net._order.log import OrderedLog
 from net._order.membership import Membership
@@ -202,13 +202,8 @@ class ViewAgreement:
             self._log.freeze_member(peer, msg.clock, msg.frozen, self._members.view)
             self._frozen_peers[peer] = msg
             self._pass_on_observations(peer, msg)
-        for target, removal in msg.reasons.items():
-            if removal.reason == REASON_LEFT and target != self._out.peer_id:
-                self._reasons[target] = REASON_LEFT
-                self._leave_proofs.update({target: removal.proof} if removal.proof else {})
-        for target, inc in msg.additions.items():
-            if self._joiners.get(target, -1) < inc and self._members.view.get(target, -1) < inc:
-                self._joiners[target] = inc
+        grounds = (self._reasons, self._leave_proofs, self._joiners)
+        note_grounds(msg, self._out.peer_id, self._members.view, *grounds)
         proposal = self._proposal
         adopted = msg.value_removals if highest_accepted(proposal, msg) else {}
         _take_entries(self._log, msg.entries, adopted)
@@ -395,10 +390,8 @@ class ViewAgreement:
         certified = certify(self._out, proposal, self._members.epoch, self._members.view)
         if certified is None:
             return  # no quorum yet (at a signed table: of signed votes for exactly this)
-        known = {**self._frozen_peers, **proposal.promises}
-        joined = self._log.join_markers(known)
-        view, value = self._members.view, proposal.value
-        if not kept_can_redecide(value, view, known, proposal.accepted_by, joined):
+        view, markers = self._members.view, self._log.join_markers
+        if not kept_can_redecide(proposal, view, self._frozen_peers, markers):
             return  # were our decision lost, the members kept could not redo it: wait
         mine = proposal.promises[self._out.peer_id].observed
         self._decide_change(proposal.value, proposal.promises, mine, certified)

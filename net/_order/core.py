@@ -33,6 +33,7 @@ from enum import Enum
 from typing import Final
 
 from net._identity import owns
+from net._order.admission import Admission
 from net._order.agreement import Timeouts, ViewAgreement
 from net._order.clock import DEFAULT_BOUND
 from net._order.digests import EntryDigests
@@ -155,16 +156,16 @@ class OrderingCore:
         self._guard = FrameGuard(cfg.max_clock_jump, self._out.table, self._out.emit)
         self._joining = JoinAttempt(out, others, cfg.join_retry_interval, predecessor, recovered)
         self._recovery = Recovery(self._out, self._transfer, recovered, cfg.snapshot_timeout)
+        parts = (self._members, self._joining, self._transfer, self._become_member)
+        self._admission = Admission(out, *parts, self._agreement.proposal_unseen)
         self._frames = MemberFrames(FrameParts(
             self._out, self._log, self._liveness, self._agreement, self._members,
             self._transfer, self._recovery, self._record_hash, self._expel, self._proofs,
         ))  # fmt: skip
-        self._timers = MemberTimers(
-            TimerParts(
-                self._out, self._liveness, self._members, self._agreement, self._guard,
-                self._transfer, self._recovery,
-            ), cfg.suspect_timeout, cfg.exclude_timeout,
-        )  # fmt: skip
+        self._timers = MemberTimers(TimerParts(
+            self._out, self._liveness, self._members, self._agreement, self._guard,
+            self._transfer, self._recovery,
+        ), cfg.suspect_timeout, cfg.exclude_timeout)  # fmt: skip
         if join:
             self._joining.ask(now)
         else:
@@ -296,7 +297,7 @@ class OrderingCore:
         if self.phase is Phase.JOINING:
             decision = self._joining.retry_if_due(now)
             if decision is not None:
-                self._orphan_decided(decision)
+                self._admission.on_own_decision(decision)
         elif self.phase is Phase.MEMBER:
             self._timers.run(now)
         self._after_input()
@@ -377,6 +378,9 @@ class OrderingCore:
         except RemoteProtocolError as exc:
             self._violation(peer, exc.field, exc.reason)
 
+    def _become_member(self) -> None:
+        self.phase = Phase.MEMBER
+
     def _expel(self, epoch: int) -> None:
         """This core was removed from the group (or gave up its membership)."""
         self.phase = Phase.EXPELLED
@@ -407,7 +411,7 @@ class OrderingCore:
             # place (a view whose processes all died: see `net._order.orphan`).
             decision = self._joining.orphan_vote(peer, msg, self._out.now)
             if decision is not None:
-                self._orphan_decided(decision)
+                self._admission.on_own_decision(decision)
                 return
         if self.phase is Phase.JOINING and not isinstance(msg, ViewDecision):
             # A co-joiner may talk to us before our first decision tells us the view.
@@ -423,7 +427,7 @@ class OrderingCore:
         members = self._members
         if self.phase is Phase.JOINING or members.awaits_welcome(peer, inc):
             if isinstance(msg, ViewDecision):
-                self._joiner_decision(peer, msg)
+                self._admission.on_decision(peer, msg)
             return
         if isinstance(msg, JoinRequest):
             self._agreement.on_join_request(peer, inc)
@@ -449,44 +453,6 @@ class OrderingCore:
     def _on_member_frame(self, peer: str, msg: Message) -> None:
         """Hand a frame of a live member to the part it concerns."""
         self._frames.route(peer, msg)
-
-    def _joiner_decision(self, peer: str, msg: ViewDecision) -> None:
-        members = self._members
-        if msg.members.get(self.peer_id) != self.incarnation:
-            return
-        if peer not in msg.members or peer in msg.additions:
-            raise RemoteProtocolError("decide.members", "sender is not an established member")
-        if members.join_epoch is None:
-            if msg.additions.get(self.peer_id) != self.incarnation:
-                # A later decision (from a co-joiner, say) overtook the one that added us; that
-                # one comes from each of its deciders (FIFO: before anything later), with their
-                # entries after our marker. Adopting this one would skip them.
-                self._joining.keep(peer, msg)
-                return
-            self._adopt_first(msg)
-            if msg.members.get(peer) != msg.incarnation:
-                # Decided by the restarted laptops of a view whose processes all died (its
-                # sender votes in its predecessor's place): no member is left to welcome us.
-                members.talk_to_all()
-                return
-        elif msg.epoch != members.join_epoch:
-            return
-        if members.welcome(peer, msg):
-            self._agreement.proposal_unseen(peer)
-
-    def _orphan_decided(self, msg: ViewDecision) -> None:
-        """Our ballot in our predecessor's place decided `msg`; it added us, or we sent it to
-        the laptops it adds."""
-        if msg.additions.get(self.peer_id) != self.incarnation:
-            return
-        self._adopt_first(msg)
-        self._members.talk_to_all()
-
-    def _adopt_first(self, msg: ViewDecision) -> None:
-        holders = self._members.adopt_first_decision(msg)
-        self.phase = Phase.MEMBER
-        self._joining.admitted()
-        self._transfer.start_join(msg.epoch, holders, self._out.now)
 
     def _record_hash(self, peer: str, index: int, digest: bytes) -> None:
         view = self._members.view

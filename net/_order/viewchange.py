@@ -5,7 +5,7 @@ the change a proposer may propose from the promises of a quorum. Private to `net
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -302,25 +302,30 @@ def hands_on(change: Change, promises: Mapping[str, Promise], joined: Mapping[st
 
 
 def kept_can_redecide(
-    change: Change,
+    proposal: Proposal,
     view: Mapping[str, int],
-    promises: Mapping[str, Promise],
-    accepted_by: Iterable[str],
-    joined: Mapping[str, int],
+    frozen: Mapping[str, Promise],
+    join_markers: Callable[[Iterable[str]], Mapping[str, int]],
 ) -> bool:
-    """Whether the members `change` keeps could decide it again if every decider's word of it
-    were lost, so that a proposer may decide it: one of them accepted it (it holds the change
-    and the entries it keeps), or the promises we hold from them (`promises`: any ballot of
-    this epoch; a voter freezes once an epoch) cover every removed member's entries up to its
-    cut, so that they re-decide it from the removed members' successors' votes (`hands_on`). A
-    change whose acceptors all leave with it is otherwise known only to laptops that rejoin as
-    new incarnations, which know nothing of it: the members kept wait in the old view for good
-    and admit nobody (stalls 110903: one ballot removed three of four members, exactly its
-    three acceptors, while the fourth lacked their last entries)."""
+    """Whether the members that our `proposal`'s change keeps could decide it again if every
+    decider's word of it were lost, so that we may decide it: one of them accepted it (it
+    holds the change and the entries it keeps), or the promises we hold from them (for our
+    ballot, or the first of theirs this epoch in `frozen`: a voter freezes once an epoch) cover
+    every removed member's entries up to its cut, so that they re-decide it from the removed
+    members' successors' votes (`hands_on`; `join_markers` gives the marker that added each
+    voter). A change whose acceptors all leave with it is otherwise known only to laptops
+    that rejoin as new incarnations, which know nothing of it: the members kept wait in the
+    old view for good and admit nobody (stalls 110903: one ballot removed three of four
+    members, exactly its three acceptors, while the fourth lacked their last entries)."""
+    change = proposal.value
+    assert change is not None
+    promises = {**frozen, **proposal.promises}
+    accepted_by = proposal.accepted_by
     kept = [p for p in view if p not in change.removals]
     if not kept or any(p in kept for p in accepted_by):
         return True
     theirs = {p: promises[p] for p in kept if p in promises}
+    joined = join_markers(theirs)
     return bool(theirs) and all(
         _cut(target, removal.incarnation, theirs, joined) >= removal.ts
         for target, removal in change.removals.items()

@@ -28,7 +28,7 @@ from net._order.certify import vote_proof
 from net._order.messages import Accept, Accepted, Prepare, Promise, ViewDecision
 from net._order.outbox import Outbox
 from net._order.slotvote import SlotVoter
-from net._order.viewchange import Ballot, Change, VoteRecord, is_quorum
+from net._order.viewchange import Ballot, Change, VoteRecord, accepted_change, is_quorum
 from net._order.wirefields import REASON_EXCLUDED, Removal
 
 __all__ = ["OrphanBallot"]
@@ -43,9 +43,9 @@ class OrphanBallot:
         self._out = outbox
         self._slot = slot
         self._retry = retry
-        known = record is not None and record.view is not None
-        self._epoch = record.epoch if record is not None and known else None
-        self._view: dict[str, int] = dict(record.view or {}) if record is not None else {}
+        view = record.view if record is not None else None
+        self._epoch = record.epoch if record is not None and view is not None else None
+        self._view: dict[str, int] = dict(view or {})
         self._number = record.promised.number if record is not None else 0
         self._successors: dict[str, int] = {}
         self._due: float | None = None
@@ -61,7 +61,7 @@ class OrphanBallot:
 
     def heard_join(self, peer: str, incarnation: int, now: float) -> None:
         """A co-joiner asked to join: a newer incarnation of a place of the view may be it."""
-        if self._epoch is None or incarnation <= self._view.get(peer, incarnation):
+        if self._epoch is None or peer not in self._view or incarnation <= self._view[peer]:
             return
         if incarnation > self._successors.get(peer, -1):
             self._successors[peer] = incarnation
@@ -147,9 +147,7 @@ class OrphanBallot:
         own = self._slot.promise_own(self._epoch, ballot)
         if own is None:
             return None
-        value = _chosen(own, self._promises)
-        if value is None:
-            value = self._replacement()
+        value = _chosen(own, self._promises) or self._replacement()
         if value is None or not self._slot.accept_own(self._epoch, ballot, value):
             return None
         self._value = value
@@ -208,14 +206,8 @@ class OrphanBallot:
 
 def _chosen(own: tuple[Ballot, Change | None], promises: Mapping[str, Promise]) -> Change | None:
     """The change accepted under the highest ballot among our own slot's and the promises'."""
-    best_ballot, best = own
-    if best is None:
-        best_ballot = Ballot(0, "")
-    for promise in promises.values():
-        ballot = Ballot(promise.accepted, promise.accepted_by)
-        if promise.accepted > 0 and ballot > best_ballot:
-            best_ballot = ballot
-            best = Change(
-                promise.value_marker, dict(promise.value_removals), dict(promise.value_additions)
-            )
-    return best
+    ballot, change = own
+    theirs = accepted_change(promises.values())
+    if theirs is not None and (change is None or theirs[0] > ballot):
+        return theirs[1]
+    return change

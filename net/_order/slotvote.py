@@ -53,7 +53,7 @@ class SlotVoter:
         change accepted there and its ballot, or None if we promised a higher ballot."""
         if self._first_epoch is None or epoch < self._first_epoch:
             return None
-        promised, accepted, value = self._state.get(epoch, (NO_BALLOT, NO_BALLOT, None))
+        promised, accepted, value = self._vote(epoch)
         if ballot < promised:
             return None
         self._state[epoch] = (ballot, accepted, value)
@@ -61,7 +61,7 @@ class SlotVoter:
 
     def accept_own(self, epoch: int, ballot: Ballot, change: Change) -> bool:
         """Accept our own ballot's `change` in `epoch`; False if we promised a higher one."""
-        promised, _, _ = self._state.get(epoch, (NO_BALLOT, NO_BALLOT, None))
+        promised, _, _ = self._vote(epoch)
         if self._first_epoch is None or epoch < self._first_epoch or ballot < promised:
             return False
         self._state[epoch] = (ballot, ballot, change)
@@ -69,7 +69,7 @@ class SlotVoter:
 
     def promised(self, epoch: int) -> Ballot:
         """The highest ballot we promised in `epoch`."""
-        return self._state.get(epoch, (NO_BALLOT, NO_BALLOT, None))[0]
+        return self._vote(epoch)[0]
 
     def on_message(self, peer: str, msg: Message) -> None:
         """Answer a member's Prepare or Accept for the view change that adds us."""
@@ -81,7 +81,7 @@ class SlotVoter:
             self._on_accept(peer, msg)
 
     def _on_prepare(self, peer: str, msg: Prepare) -> None:
-        promised, accepted, value = self._state.get(msg.epoch, (NO_BALLOT, NO_BALLOT, None))
+        promised, accepted, value = self._vote(msg.epoch)
         ballot = Ballot(msg.ballot, peer)
         if ballot > promised:
             promised = ballot
@@ -97,7 +97,7 @@ class SlotVoter:
         out.send(peer, promise)
 
     def _on_accept(self, peer: str, msg: Accept) -> None:
-        promised, _, _ = self._state.get(msg.epoch, (NO_BALLOT, NO_BALLOT, None))
+        promised, _, _ = self._vote(msg.epoch)
         ballot = Ballot(msg.ballot, peer)
         if ballot < promised:
             return
@@ -107,6 +107,10 @@ class SlotVoter:
         proof = vote_proof(out, msg.epoch, ballot, change)  # signed with the laptop's one key
         ts = _stamp_after(out, change.marker)
         out.send(peer, Accepted(ts, out.incarnation, {}, msg.epoch, *ballot, proof))
+
+    def _vote(self, epoch: int) -> tuple[Ballot, Ballot, Change | None]:
+        """(promised, accepted, change) in `epoch`: nothing yet if never asked there."""
+        return self._state.get(epoch, (NO_BALLOT, NO_BALLOT, None))
 
 
 def _stamp_after(out: Outbox, marker: int) -> int:

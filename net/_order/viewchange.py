@@ -27,6 +27,7 @@ __all__ = [
     "Change",
     "Proposal",
     "VoteRecord",
+    "accepted_change",
     "certificate_holds",
     "check_certified",
     "check_change",
@@ -238,9 +239,9 @@ def choose_change(
     only: the cuts must come from voters that relayed their entries). `joined` gives, for voters
     added after the proposer's own start (and the proposer itself if it joined), the timestamp
     of the marker that added them."""
-    best = max(promises.values(), key=lambda p: (p.accepted, p.accepted_by), default=None)
-    if best is not None and best.accepted > 0:
-        return Change(best.value_marker, dict(best.value_removals), dict(best.value_additions))
+    accepted = accepted_change(promises.values())
+    if accepted is not None:
+        return accepted[1]
     observed = {**(heard or {}), **{peer: p.observed for peer, p in promises.items()}}
     reasons: dict[str, str] = {}
     leave_proofs: dict[str, bytes] = {}  # the leavers' own signed notices (a signed table)
@@ -276,6 +277,16 @@ def choose_change(
     }
     top = max([p.clock for p in promises.values()] + [r.ts for r in removals.values()])
     return Change(top + 1, removals, additions)
+
+
+def accepted_change(promises: Iterable[Promise]) -> tuple[Ballot, Change] | None:
+    """The change accepted under the highest ballot among `promises`, with that ballot (None:
+    none of them accepted one)."""
+    best = max(promises, key=lambda p: (p.accepted, p.accepted_by), default=None)
+    if best is None or best.accepted == 0:
+        return None
+    change = Change(best.value_marker, dict(best.value_removals), dict(best.value_additions))
+    return Ballot(best.accepted, best.accepted_by), change
 
 
 def hands_on(change: Change, promises: Mapping[str, Promise], joined: Mapping[str, int]) -> bool:
